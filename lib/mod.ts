@@ -1,0 +1,1 @@
+export * from "./proc/mod.ts";

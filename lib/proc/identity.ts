@@ -1,0 +1,42 @@
+import { readCgroup } from "./cgroup.ts";
+import { readProcStat } from "./stat.ts";
+
+/** What makes a process the same one we saw before: pid plus start time. */
+export interface ProcessIdentity {
+  pid: number;
+  startTime: string;
+}
+
+/** What the system says about a pid now. */
+export interface LiveProcess extends ProcessIdentity {
+  state: string;
+  pgid: number;
+  /** cgroup v2 path, or null where there is none. */
+  cgroup: string | null;
+}
+
+/**
+ * Looks at a pid now: null when no such process exists or it is a zombie
+ * (a zombie runs nothing and its group cannot be signalled usefully).
+ *
+ * @example
+ * ```ts
+ * import { inspectPid } from "./identity.ts";
+ * console.log(inspectPid(process.pid)?.pid === process.pid); // true
+ * ```
+ */
+export function inspectPid(pid: number): LiveProcess | null {
+  const stat = readProcStat(pid);
+  if (!stat || stat.state === "Z" || stat.state === "X") return null;
+  const cgroup = readCgroup(pid);
+  return { pid, startTime: stat.startTime, state: stat.state, pgid: stat.pgid, cgroup };
+}
+
+/**
+ * True when `pid` is alive and is the very process recorded (same start
+ * time). Signal a recorded pid only after this says true.
+ */
+export function isSameProcess(recorded: ProcessIdentity): boolean {
+  const now = readProcStat(recorded.pid);
+  return now !== null && now.state !== "Z" && now.state !== "X" && now.startTime === recorded.startTime;
+}
