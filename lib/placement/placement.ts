@@ -1,0 +1,70 @@
+import type { LiveProcess } from "../proc/identity.ts";
+import type { PlacementName, TaskLocation, TaskRecord } from "../store/record.ts";
+
+/** Whether a placement can work on this machine, and why (not). */
+export interface PlacementProbe {
+  name: PlacementName;
+  ok: boolean;
+  /** One line: why it works, or what is missing (not installed / no user manager / too old / not writable). */
+  reason: string;
+  /** Facts found on the way: versions, paths, controllers. */
+  details: Record<string, unknown>;
+}
+
+/** What a task needs to be placed: only validated values reach a placement. */
+export interface PlacementTask {
+  id: string;
+  /** Seconds from now until the backstop must end the task even with no supervisor alive. */
+  backstopSeconds: number;
+  memoryMaxBytes: number | null;
+}
+
+/**
+ * How to start one task: the placement's argv goes in front of
+ * `/bin/sh -c <wrapper> …`, and `enterCgroupProcs`, when set, names a
+ * `cgroup.procs` file the wrapper writes its own pid to before any user code runs.
+ */
+export interface SpawnPlan {
+  prefix: string[];
+  env: Record<string, string>;
+  enterCgroupProcs: string | null;
+  location: TaskLocation;
+}
+
+/** OOM kills seen in a task's cgroup (`memory.events`). */
+export interface MemoryEvents {
+  oomKill: number;
+  max: number;
+}
+
+/**
+ * The one seam between the supervisor and where tasks live. Every
+ * implementation fills all of it; the supervisor never asks which one it holds.
+ */
+export interface Placement {
+  readonly name: PlacementName;
+  /** Can it work here? Never throws: a failure is `ok: false` with the reason. */
+  probe(): Promise<PlacementProbe>;
+  /** Pre-spawn step (make the cgroup, check the cap) and how to spawn. */
+  plan(task: PlacementTask): Promise<SpawnPlan>;
+  /** Does this live process belong to this task's cgroup or unit? */
+  identify(record: TaskRecord, live: LiveProcess): boolean;
+  /** After the group ladder: end whatever is left in the task's cgroup and wait until it is empty. */
+  killAll(record: TaskRecord, signal?: AbortSignal): Promise<void>;
+  /** True when nothing of the task runs any more in its cgroup; null when the placement cannot tell. */
+  isEmpty(record: TaskRecord): Promise<boolean | null>;
+  /**
+   * Calls `onEmpty` once when the task's cgroup becomes empty (from the
+   * kernel's `cgroup.events` notifications), until `signal` aborts. Returns
+   * false where the placement cannot watch (no cgroup).
+   */
+  watchEmpty(record: TaskRecord, onEmpty: () => void, signal: AbortSignal): boolean;
+  /** OOM kills in the task's cgroup; null where there is no memory accounting. */
+  memoryEvents(record: TaskRecord): Promise<MemoryEvents | null>;
+  /** Task ids of this prefix whose unit or cgroup exists now. */
+  list(): Promise<string[]>;
+  /** End and remove the unit/cgroup of a task id (startup cleanup, stop-all). Only for ids this storage knows. */
+  stop(id: string, signal?: AbortSignal): Promise<void>;
+  /** Remove what is left of a finished task (an empty cgroup directory). */
+  release(record: TaskRecord): Promise<void>;
+}

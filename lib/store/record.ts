@@ -1,0 +1,85 @@
+/** The schema version this build writes. A record with a newer one is never overwritten. */
+export const SCHEMA_VERSION = 1;
+
+export type TaskState =
+  | "starting"
+  | "running"
+  | "killing"
+  | "exited"
+  | "killed"
+  | "timed_out"
+  | "oom_killed"
+  | "lost";
+
+export const TERMINAL_STATES: readonly TaskState[] = ["exited", "killed", "timed_out", "oom_killed", "lost"];
+export const ALL_STATES: readonly TaskState[] = ["starting", "running", "killing", ...TERMINAL_STATES];
+
+export function isTerminal(state: TaskState): boolean {
+  return TERMINAL_STATES.includes(state);
+}
+
+export type PlacementName = "systemd-scope" | "cgroup-v2" | "process-group";
+export const PLACEMENT_NAMES: readonly PlacementName[] = ["systemd-scope", "cgroup-v2", "process-group"];
+
+/** What a task runs: an argv (no shell involved) or a shell string for `/bin/sh -c`. */
+export type TaskCommand = { argv: string[] } | { shell: string };
+
+/** Where a placement put a task, enough to find it again after a restart. */
+export interface TaskLocation {
+  /** systemd unit name, e.g. `outlive-task-t-0123456789abcdef.scope`. */
+  unit?: string;
+  /** Absolute path of the task's cgroup directory. */
+  cgroupDir?: string;
+  /** The task's cgroup as `/proc/<pid>/cgroup` shows it (the `0::` path). */
+  cgroup?: string;
+  /** Whether the unit belongs to the user manager or the system manager. */
+  manager?: "user" | "system";
+}
+
+/**
+ * Everything known about one task: `<storage>/tasks/<id>/record.json`.
+ * Written atomically; the exit code itself lives in `io/exit`, written by the
+ * task's wrapper, and is copied here once observed.
+ */
+export interface TaskRecord {
+  schemaVersion: number;
+  id: string;
+  /** Caller's key for keyed (generation-tracked) tasks. */
+  key: string | null;
+  generation: number | null;
+  command: TaskCommand;
+  cwd: string;
+  state: TaskState;
+  exitCode: number | null;
+  /** Why the task is in a terminal state, in words a person can act on. */
+  reason: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  lastOutputAt: string | null;
+  /** The last bytes of stdout and stderr, decoded as UTF-8, for terminal records. */
+  outputTail: string | null;
+  timeoutSeconds: number | null;
+  /** Absolute deadline (ISO): the timeout, or the ceiling when there is none. Counts from the original start. */
+  deadlineAt: string;
+  /** Whether the deadline came from the task's own timeout (true) or the default ceiling (false). */
+  deadlineIsTimeout: boolean;
+  memoryMaxBytes: number | null;
+  pid: number | null;
+  pgid: number | null;
+  /** Field 22 of /proc/<pid>/stat at spawn. */
+  startTime: string | null;
+  bootId: string;
+  /** The supervisor incarnation that spawned the task. */
+  incarnation: string;
+  /** The supervisor's own cgroup v2 path when it spawned the task. */
+  supervisorCgroup: string | null;
+  placement: PlacementName;
+  location: TaskLocation;
+  /** When outlive began to kill the task (ISO); an exit marker written before this still wins. */
+  killStartedAt: string | null;
+  /** Why outlive is killing it (e.g. "killed by request", "superseded by generation 3"). */
+  killReason: string | null;
+  /** When the owner acknowledged the completion (ISO); unacknowledged terminal tasks are delivered again after a restart. */
+  acknowledgedAt: string | null;
+}
