@@ -1,0 +1,35 @@
+/** What went wrong, as a value a caller can switch on. */
+export type GenerationErrorCode =
+  /** An option of `GenerationTable` or an adapter was out of range. */
+  | "INVALID_OPTION"
+  /** A key was not a non-empty string. */
+  | "INVALID_KEY"
+  /** `start()` of the process source threw; the generation never ran. */
+  | "START_FAILED"
+  /** The process could not be spawned (e.g. ENOENT); it never ran. */
+  | "SPAWN_FAILED"
+  /** The underlying process reported a fault that did not end it (e.g. a failed kill). */
+  | "PROCESS_FAULT"
+  /** `kill(key)` found no live generation owning the key. */
+  | "NO_CURRENT";
+
+/**
+ * An error with a `code`. The message names the key, generation or option
+ * involved, so a person can act on it without the stack.
+ *
+ * @example
+ * ```ts
+ * import { GenerationError } from "./errors.ts";
+ * const e = new GenerationError("NO_CURRENT", "no live generation owns key \"tab-1\"");
+ * console.log(e.code, e instanceof Error); // "NO_CURRENT" true
+ * ```
+ */
+export class GenerationError extends Error {
+  readonly code: GenerationErrorCode;
+
+  constructor(code: GenerationErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "GenerationError";
+    this.code = code;
+  }
+}
