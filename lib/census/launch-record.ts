@@ -1,0 +1,125 @@
+import { resolve } from "node:path";
+import { censusError, describeThrown, type CensusError } from "./census-error.ts";
+import { readClaudeServers, type ConfigContext } from "./claude-config.ts";
+import { readCodexServers } from "./codex-config.ts";
+import { DEFAULT_MAX_CONFIG_BYTES } from "./config-file.ts";
+import { programForms } from "./program-path.ts";
+import { checkServerSpec, DEFAULT_INTERPRETERS, type ServerSpec } from "./server-spec.ts";
+import { mergeSources, type SourceServers } from "./server-table.ts";
+
+/** A configured server, with every argv[0] form it may take in the harness's child. */
+export interface LaunchServer extends ServerSpec {
+  programs: readonly string[];
+}
+
+/**
+ * The MCP servers a harness's configs named when it started. Plain data:
+ * store it with the session, so a later edit of a config changes nothing.
+ */
+export interface LaunchRecord {
+  /** False when the configs could not be read in time: then no process can be shown to be a server. */
+  known: boolean;
+  servers: LaunchServer[];
+  /** Sources that added nothing (missing, unparsable, too large, …) and servers left out, with why. */
+  notes: CensusError[];
+  /** ISO time the configs were read. */
+  readAt: string;
+}
+
+/** What the caller is about to spawn. */
+export interface LaunchInputs {
+  /** Whose config files to read: Claude Code's, Codex's, or none (ACP servers only). */
+  harness: "claude-code" | "codex" | "other";
+  /** The harness's argv (for Claude Code's `--mcp-config` and `--strict-mcp-config`). */
+  argv?: readonly string[];
+  /** The folder the harness will run in. */
+  cwd: string;
+  /** The harness's environment: PATH, HOME, CLAUDE_CONFIG_DIR, CODEX_HOME. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Servers given to the harness at session start (ACP `session/new` `mcpServers`: `{ name, command, args }`). */
+  servers?: readonly unknown[];
+}
+
+export interface LaunchRecordOptions {
+  /** Milliseconds the whole read may take; past it the record is unknown. Default 3 000. */
+  timeoutMs?: number;
+  /** Config files larger than this add nothing. Default 16 MiB. */
+  maxConfigBytes?: number;
+  /** Interpreters whose bare use never names a server. Default `DEFAULT_INTERPRETERS`. */
+  interpreters?: readonly string[];
+  /** Abandons the read (the record is then unknown). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Reads the launch record just before a harness is spawned. Never throws;
+ * bounded in time; every source that adds nothing is named in `notes`.
+ *
+ * @example
+ * ```ts
+ * import { readLaunchRecord } from "./launch-record.ts";
+ * const record = await readLaunchRecord({
+ *   harness: "other", cwd: "/", env: { PATH: "/usr/bin:/bin" },
+ *   servers: [{ name: "echo", command: "sh", args: ["/srv/echo.sh"] }],
+ * });
+ * console.log(record.known, record.servers[0].programs); // true ["sh", "/usr/bin/sh"] (or "/bin/sh")
+ * ```
+ */
+export async function readLaunchRecord(inputs: LaunchInputs, options: LaunchRecordOptions = {}): Promise<LaunchRecord> {
+  const timeoutMs = options.timeoutMs ?? 3_000;
+  const readAt = new Date().toISOString();
+  const controller = new AbortController();
+  const onOuterAbort = () => controller.abort();
+  options.signal?.addEventListener("abort", onOuterAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<"timeout">((done) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      done("timeout");
+    }, timeoutMs);
+    controller.signal.addEventListener("abort", () => done("timeout"), { once: true });
+  });
+  if (options.signal?.aborted) controller.abort();
+  try {
+    const outcome = await Promise.race([collect(inputs, options, controller.signal), timedOut]);
+    if (outcome === "timeout") {
+      const note = censusError("launch-record-unknown", `the MCP configs could not be read within ${timeoutMs} ms (option timeoutMs); no process can be shown to be a server`);
+      return { known: false, servers: [], notes: [note], readAt };
+    }
+    return { known: true, servers: outcome.servers, notes: outcome.notes, readAt };
+  } catch (error) {
+    const note = censusError("launch-record-unknown", `reading the MCP configs failed: ${describeThrown(error)}`);
+    return { known: false, servers: [], notes: [note], readAt };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onOuterAbort);
+  }
+}
+
+async function collect(inputs: LaunchInputs, options: LaunchRecordOptions, signal: AbortSignal): Promise<{ servers: LaunchServer[]; notes: CensusError[] }> {
+  const interpreters = options.interpreters ?? DEFAULT_INTERPRETERS;
+  const cwd = resolve(inputs.cwd);
+  const ctx: ConfigContext = { cwd, env: inputs.env, maxBytes: options.maxConfigBytes ?? DEFAULT_MAX_CONFIG_BYTES, signal, interpreters };
+  const parts: SourceServers[] = [];
+  if (inputs.harness === "claude-code") parts.push(await readClaudeServers(inputs.argv ?? [], ctx));
+  if (inputs.harness === "codex") parts.push(await readCodexServers(ctx));
+  if (inputs.servers !== undefined) parts.push(acpServers(inputs.servers, interpreters));
+  const { servers, notes } = mergeSources(parts);
+  const withForms: LaunchServer[] = [];
+  for (const spec of servers) {
+    withForms.push({ ...spec, programs: await programForms(spec.command, cwd, inputs.env.PATH, signal) });
+  }
+  return { servers: withForms, notes };
+}
+
+function acpServers(list: readonly unknown[], interpreters: readonly string[]): SourceServers {
+  if (!Array.isArray(list)) {
+    return { servers: [], notes: [censusError("config-wrong-type", "the session's mcpServers is not a list; it adds nothing")] };
+  }
+  const parts = list.map((raw, i) => {
+    const name = typeof (raw as { name?: unknown })?.name === "string" ? (raw as { name: string }).name : `#${i + 1}`;
+    const checked = checkServerSpec(name, "the ACP session", raw, interpreters);
+    return checked.ok ? { servers: [checked.spec], notes: [] } : { servers: [], notes: [checked.error] };
+  });
+  return mergeSources(parts);
+}

@@ -1,0 +1,63 @@
+/**
+ * The census: what runs under a process, and whether an idle harness may be
+ * ended (field notes §2). Data flows one way: read the launch record before
+ * the spawn → snapshot → under a leader → classify → decide → log a refusal.
+ *
+ * @example
+ * ```ts
+ * import { spawn } from "node:child_process";
+ * import { readProcStat } from "../proc/stat.ts";
+ * import { logRefusal, mayRetireIdle, readLaunchRecord } from "./mod.ts";
+ *
+ * const inputs = { harness: "other" as const, cwd: process.cwd(), env: process.env, servers: [] };
+ * const record = await readLaunchRecord(inputs); // just before the spawn
+ * const harness = spawn("sh", ["-c", "sleep 30 & wait"], { detached: true });
+ * await new Promise((r) => setTimeout(r, 200));
+ * const leader = { pid: harness.pid!, startTime: readProcStat(harness.pid!)!.startTime };
+ * const decision = await mayRetireIdle(leader, record);
+ * console.log(decision.verdict); // "keep": the sleep is real work
+ * await logRefusal(decision, { dir: "/tmp/outlive-example", sessionId: "demo" });
+ * process.kill(-harness.pid!, "SIGKILL");
+ * ```
+ *
+ * @module
+ */
+
+/** Every process now, from `/proc` (or `ps` elsewhere). See {@link takeSnapshot}'s example. */
+export { takeSnapshot, type CensusProcess, type ProcessSnapshot, type ProcessSnapshotOptions } from "./snapshot.ts";
+/** Parses `ps -axww -o pid=,ppid=,pgid=,stat=,args=`. See its example. */
+export { parsePsOutput, PS_ARGS } from "./ps-scan.ts";
+/** What runs under a leader, failing closed. See {@link underLeader}'s example. */
+export {
+  underLeader,
+  type CensusMember,
+  type CensusResult,
+  type LeaderCensus,
+  type LeaderIdentity,
+  type MemberReason,
+  type UnderLeaderOptions,
+} from "./under-leader.ts";
+/** The MCP servers a harness's configs named at launch. See {@link readLaunchRecord}'s example. */
+export { readLaunchRecord, type LaunchInputs, type LaunchRecord, type LaunchRecordOptions, type LaunchServer } from "./launch-record.ts";
+/** Claude Code's and Codex's config sources, as pure parsers. */
+export { claudeArgvConfigs, claudeJsonPath, type ClaudeArgvConfigs } from "./claude-config.ts";
+export { codexConfigPath, serversFromCodexToml } from "./codex-config.ts";
+export { serversFromTable, type SourceServers } from "./server-table.ts";
+export { checkServerSpec, DEFAULT_INTERPRETERS, type ServerSpec, type SpecCheck } from "./server-spec.ts";
+export { DEFAULT_MAX_CONFIG_BYTES } from "./config-file.ts";
+export { findOnPath } from "./program-path.ts";
+/** Which processes are servers, the servers' own, or real work. */
+export { argvRunsServer, classifyMembers, type ClassifiedMember, type CensusRole } from "./classify.ts";
+/** Retire or keep. See {@link mayRetireIdle}'s example. */
+export { decideIdle, mayRetireIdle, type BlockingProcess, type IdleDecision, type MayRetireOptions } from "./decision.ts";
+/** One refusal line per session per interval, from a stored time. */
+export {
+  DEFAULT_REFUSAL_INTERVAL_MS,
+  isRefusalDue,
+  logRefusal,
+  refusalLine,
+  refusalStampPath,
+  type RefusalLogOptions,
+  type RefusalLogResult,
+} from "./refusal-log.ts";
+export { censusError, type CensusError, type CensusErrorCode } from "./census-error.ts";
