@@ -1,1 +1,22 @@
+/**
+ * outlive: background commands that outlive a restart of their supervisor,
+ * and the truth about what happened to them.
+ *
+ * @example
+ * ```ts
+ * import { Supervisor } from "./mod.ts";
+ * const sup = await Supervisor.open({ storage: "/tmp/outlive-mod-example", mode: "daemon" });
+ * const task = await sup.run({ shell: "echo building; sleep 1; exit 0", timeoutSeconds: 60 });
+ * console.log((await sup.wait(task.id)).state); // "exited"
+ * await sup.close();
+ * ```
+ */
+export { Supervisor, type DrainReason, type KillResult, type ReplayReport } from "./supervisor/supervisor.ts";
+export type { RunSpec, SupervisorMode, SupervisorOptions } from "./supervisor/options.ts";
+export { OutliveError, type OutliveErrorCode } from "./errors.ts";
+export * from "./store/mod.ts";
+export * from "./placement/mod.ts";
+export { killLadder, type KillHow, type KillLadderOptions, type KillTarget } from "./kill/kill-ladder.ts";
+export { decideReplay, exitWords, type PidEvidence, type ReplayDecision, type ReplayEvidence } from "./replay/decide.ts";
+export { replayAll, type ReplayItem } from "./replay/replay-all.ts";
 export * from "./proc/mod.ts";

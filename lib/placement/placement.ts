@@ -47,6 +47,12 @@ export interface Placement {
   probe(): Promise<PlacementProbe>;
   /** Pre-spawn step (make the cgroup, check the cap) and how to spawn. */
   plan(task: PlacementTask): Promise<SpawnPlan>;
+  /**
+   * Called once the task's process runs and was identified: returns the full
+   * location (a scope's cgroup is known only now) and does any post-start
+   * step (such as `memory.oom.group` on a scope).
+   */
+  started(record: TaskRecord, live: LiveProcess): Promise<TaskLocation>;
   /** Does this live process belong to this task's cgroup or unit? */
   identify(record: TaskRecord, live: LiveProcess): boolean;
   /** After the group ladder: end whatever is left in the task's cgroup and wait until it is empty. */

@@ -80,6 +80,8 @@ export interface TaskRecord {
   killStartedAt: string | null;
   /** Why outlive is killing it (e.g. "killed by request", "superseded by generation 3"). */
   killReason: string | null;
+  /** The terminal state the kill leads to: `killed`, or `timed_out` when the deadline caused it. */
+  killState: "killed" | "timed_out" | null;
   /** When the owner acknowledged the completion (ISO); unacknowledged terminal tasks are delivered again after a restart. */
   acknowledgedAt: string | null;
 }

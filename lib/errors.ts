@@ -1,0 +1,35 @@
+/** Codes a caller can switch on. */
+export type OutliveErrorCode =
+  | "E_BAD_OPTION"
+  | "E_BAD_ID"
+  | "E_STORAGE"
+  | "E_STORAGE_LOCKED"
+  | "E_NO_TASK"
+  | "E_CORRUPT_RECORD"
+  | "E_NEWER_SCHEMA"
+  | "E_PLACEMENT_UNAVAILABLE"
+  | "E_SPAWN"
+  | "E_MEMORY_CAP_UNSUPPORTED"
+  | "E_CLOSED";
+
+/** Every error outlive throws on purpose: a `code` to switch on, a message a person can act on. */
+export class OutliveError extends Error {
+  readonly code: OutliveErrorCode;
+  constructor(code: OutliveErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "OutliveError";
+    this.code = code;
+  }
+}
+
+/** `-1` (number), `"x"` (string): the value and its type, for error messages. */
+export function describeValue(value: unknown): string {
+  let shown: string;
+  try {
+    shown = typeof value === "string" ? JSON.stringify(value) : String(JSON.stringify(value) ?? value);
+  } catch {
+    shown = String(value);
+  }
+  if (shown.length > 80) shown = `${shown.slice(0, 77)}...`;
+  return `\`${shown}\` (${value === null ? "null" : Array.isArray(value) ? "array" : typeof value})`;
+}

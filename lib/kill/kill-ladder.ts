@@ -1,0 +1,65 @@
+import { inspectPid } from "../proc/identity.ts";
+import { groupExists, signalGroup, waitUntil } from "./process-group.ts";
+
+/** How a kill went: TERM sufficed within the grace, SIGKILL was needed, nothing was left, or the pid was someone else's. */
+export type KillHow = "term" | "kill" | "already-gone" | "pid-reused";
+
+export interface KillTarget {
+  pid: number;
+  pgid: number;
+  startTime: string;
+}
+
+export interface KillLadderOptions {
+  /** How long TERM gets before KILL. Default 2000 ms. */
+  graceMs?: number;
+  /** How often to look whether the group is gone. Default 20 ms. */
+  pollMs?: number;
+  /** How long to wait for the group to vanish after SIGKILL. Default 5000 ms. */
+  killWaitMs?: number;
+  /** The placement's last step: end what is left in the task's cgroup (escaped processes) and wait until it is empty. */
+  killAll?: () => Promise<void>;
+  signal?: AbortSignal;
+}
+
+/**
+ * SIGTERM to the task's process group, up to `graceMs` for it to go, SIGKILL,
+ * then the placement's kill-all. Before any signal the leader's identity is
+ * checked: a pid that now belongs to another process is never signalled.
+ *
+ * @example
+ * ```ts
+ * import { spawn } from "node:child_process";
+ * import { killLadder } from "./kill-ladder.ts";
+ * import { readProcStat } from "../proc/stat.ts";
+ * const child = spawn("sleep", ["60"], { detached: true });
+ * const stat = readProcStat(child.pid!)!;
+ * const how = await killLadder({ pid: child.pid!, pgid: child.pid!, startTime: stat.startTime });
+ * console.log(how); // "term"
+ * ```
+ */
+export async function killLadder(target: KillTarget, options: KillLadderOptions = {}): Promise<KillHow> {
+  const graceMs = options.graceMs ?? 2000;
+  const pollMs = options.pollMs ?? 20;
+  const live = inspectPid(target.pid);
+  if (live && live.startTime !== target.startTime) {
+    // The pid was reused. Only the placement's cgroup (named by the task, not by pid) may still be ended.
+    await options.killAll?.();
+    return "pid-reused";
+  }
+  // With the leader gone the group id cannot have been handed out again while members remain.
+  if (!live && !groupExists(target.pgid)) {
+    await options.killAll?.();
+    return "already-gone";
+  }
+  const gone = () => !groupExists(target.pgid);
+  signalGroup(target.pgid, "SIGTERM");
+  let how: KillHow = "term";
+  if (!(await waitUntil(gone, graceMs, pollMs, options.signal))) {
+    how = "kill";
+    signalGroup(target.pgid, "SIGKILL");
+    await waitUntil(gone, options.killWaitMs ?? 5000, pollMs);
+  }
+  await options.killAll?.();
+  return how;
+}

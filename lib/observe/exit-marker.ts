@@ -1,0 +1,37 @@
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+
+/** What `io/exit` says: nothing yet, an exit code, or something no wrapper writes. */
+export type ExitMarker =
+  | { kind: "absent" }
+  | { kind: "empty" }
+  | { kind: "code"; code: number; writtenAt: string }
+  | { kind: "garbage"; text: string; writtenAt: string };
+
+/** Parses the marker's text; the wrapper writes a decimal code and a newline. */
+export function parseExitMarker(text: string, writtenAt: string): ExitMarker {
+  if (text === "") return { kind: "empty" };
+  const m = /^(\d{1,3})\n?$/.exec(text);
+  if (m && Number(m[1]) <= 255) return { kind: "code", code: Number(m[1]), writtenAt };
+  return { kind: "garbage", text: text.slice(0, 64), writtenAt };
+}
+
+/** Reads `io/exit` without following a symlink. */
+export async function readExitMarker(path: string): Promise<ExitMarker> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "ENOENT") return { kind: "absent" };
+    if (code === "ELOOP") return { kind: "garbage", text: "(a symlink)", writtenAt: new Date().toISOString() };
+    throw error;
+  }
+  try {
+    const info = await handle.stat();
+    if (info.size > 64) return { kind: "garbage", text: `(${info.size} bytes)`, writtenAt: info.mtime.toISOString() };
+    return parseExitMarker(await handle.readFile("latin1"), info.mtime.toISOString());
+  } finally {
+    await handle.close();
+  }
+}

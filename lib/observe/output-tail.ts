@@ -1,0 +1,45 @@
+import { open } from "node:fs/promises";
+import type { TaskPaths } from "../store/storage-root.ts";
+
+export interface OutputSummary {
+  /** When the task last wrote to stdout or stderr; null if it never did. */
+  lastOutputAt: string | null;
+  /** The last bytes of stdout, then of stderr (marked), as UTF-8 text. */
+  tail: string;
+  stdoutBytes: number;
+  stderrBytes: number;
+}
+
+/** Reads how much a task wrote, when it last did, and the tail of it. */
+export async function summarizeOutput(paths: TaskPaths, tailBytes = 2048): Promise<OutputSummary> {
+  const [out, err] = await Promise.all([readTail(paths.stdout, tailBytes), readTail(paths.stderr, tailBytes)]);
+  const times = [out, err].filter((f) => f.size > 0).map((f) => f.mtimeMs);
+  let tail = out.text;
+  if (err.text) tail += `${tail && !tail.endsWith("\n") ? "\n" : ""}[stderr]\n${err.text}`;
+  return {
+    lastOutputAt: times.length ? new Date(Math.max(...times)).toISOString() : null,
+    tail,
+    stdoutBytes: out.size,
+    stderrBytes: err.size,
+  };
+}
+
+/** The last `bytes` of a file (all of it when smaller), or nothing when it does not exist. */
+export async function readTail(path: string, bytes: number): Promise<{ text: string; size: number; mtimeMs: number }> {
+  let handle;
+  try {
+    handle = await open(path, "r");
+  } catch {
+    return { text: "", size: 0, mtimeMs: 0 };
+  }
+  try {
+    const info = await handle.stat();
+    const length = Math.min(bytes, info.size);
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, info.size - length);
+    return { text: buffer.toString("utf8"), size: info.size, mtimeMs: info.mtimeMs };
+  } finally {
+    await handle.close();
+  }
+}
+

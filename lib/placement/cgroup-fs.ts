@@ -1,0 +1,117 @@
+import { existsSync, readFileSync, watch } from "node:fs";
+import { readFile, rmdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { waitUntil } from "../kill/process-group.ts";
+import type { MemoryEvents } from "./placement.ts";
+
+/**
+ * Where cgroup v2 is mounted, from mountinfo: `/sys/fs/cgroup` on a pure v2
+ * host, `/sys/fs/cgroup/unified` on a hybrid one. Null when there is none.
+ */
+export function findCgroup2Mount(mountinfo = "/proc/self/mountinfo"): string | null {
+  let text: string;
+  try {
+    text = readFileSync(mountinfo, "utf8");
+  } catch {
+    return null;
+  }
+  const mounts: string[] = [];
+  for (const line of text.split("\n")) {
+    // fields: id parent major:minor root mountpoint options [optional…] - fstype source superoptions
+    const sep = line.indexOf(" - ");
+    if (sep < 0) continue;
+    if (line.slice(sep + 3).split(" ")[0] !== "cgroup2") continue;
+    const fields = line.slice(0, sep).split(" ");
+    if (fields[3] !== "/") continue; // a bind of a sub-tree, not the hierarchy's root
+    mounts.push(unescapeMountPath(fields[4]));
+  }
+  mounts.sort((a, b) => preference(a) - preference(b));
+  return mounts[0] ?? null;
+}
+
+function preference(path: string): number {
+  return path === "/sys/fs/cgroup" ? 0 : path === "/sys/fs/cgroup/unified" ? 1 : 2;
+}
+
+function unescapeMountPath(p: string): string {
+  return p.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/** `populated` from `cgroup.events`: true while any process is in the cgroup or below. A missing cgroup is empty. */
+export async function cgroupPopulated(dir: string): Promise<boolean> {
+  try {
+    return /^populated 1$/m.test(await readFile(join(dir, "cgroup.events"), "utf8"));
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") return false;
+    throw error;
+  }
+}
+
+/**
+ * Ends every process in the cgroup at once (`cgroup.kill`, Linux >= 5.14)
+ * and waits until `cgroup.events` says it is empty. Escaped processes
+ * (setsid, double fork) are in the cgroup all the same.
+ */
+export async function killCgroup(dir: string, timeoutMs = 5000): Promise<boolean> {
+  if (!existsSync(dir)) return true;
+  try {
+    await writeFile(join(dir, "cgroup.kill"), "1");
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ENOENT") throw error;
+  }
+  return waitUntil(async () => !(await cgroupPopulated(dir)), timeoutMs, 10);
+}
+
+/** Removes an empty cgroup directory; a busy or missing one is left as it is. */
+export async function removeCgroup(dir: string): Promise<boolean> {
+  try {
+    await rmdir(dir);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === "ENOENT";
+  }
+}
+
+/**
+ * Calls `onEmpty` once when the cgroup has emptied. The kernel signals
+ * every change of `cgroup.events` as a file modification, so this wakes at
+ * the moment rather than on a timer. Returns false when it cannot watch.
+ */
+export function watchCgroupEmpty(dir: string, onEmpty: () => void, signal: AbortSignal): boolean {
+  let done = false;
+  const check = () => {
+    if (done) return;
+    cgroupPopulated(dir).then((populated) => {
+      if (!populated && !done) {
+        done = true;
+        watcher?.close();
+        onEmpty();
+      }
+    }, () => {});
+  };
+  let watcher: ReturnType<typeof watch> | undefined;
+  try {
+    watcher = watch(join(dir, "cgroup.events"), { persistent: false }, check);
+    watcher.on("error", () => watcher?.close());
+  } catch {
+    return false;
+  }
+  signal.addEventListener("abort", () => {
+    done = true;
+    watcher?.close();
+  }, { once: true });
+  check();
+  return true;
+}
+
+/** OOM kills and cap hits from `memory.events`; null when the cgroup has no memory accounting. */
+export async function readMemoryEvents(dir: string): Promise<MemoryEvents | null> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, "memory.events"), "utf8");
+  } catch {
+    return null;
+  }
+  const field = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+  return { oomKill: field("oom_kill"), max: field("max") };
+}

@@ -1,0 +1,212 @@
+import { accessSync, constants, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { readdir, writeFile } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
+import { OutliveError } from "../errors.ts";
+import { readCgroup } from "../proc/cgroup.ts";
+import type { LiveProcess } from "../proc/identity.ts";
+import type { TaskLocation, TaskRecord } from "../store/record.ts";
+import { TASK_ID_PATTERN } from "../store/task-id.ts";
+import {
+  cgroupPopulated,
+  findCgroup2Mount,
+  killCgroup,
+  readMemoryEvents,
+  removeCgroup,
+  watchCgroupEmpty,
+} from "./cgroup-fs.ts";
+import type { MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
+
+export interface CgroupV2Options {
+  /** Unit/cgroup name prefix. Default `outlive`. */
+  prefix?: string;
+  /**
+   * The directory task cgroups are made in. Default: `<mount>/<prefix>` when
+   * root, else `<prefix>` inside the nearest writable ancestor of this
+   * process's cgroup (a delegated subtree).
+   */
+  baseDir?: string;
+  /** The cgroup v2 mount. Default: found in /proc/self/mountinfo. */
+  mount?: string;
+}
+
+/**
+ * A raw cgroup v2 directory per task, `<base>/<prefix>-task-<id>`, with no
+ * systemd involved. The wrapper moves itself in before any user code runs.
+ */
+export class CgroupV2Placement implements Placement {
+  readonly name = "cgroup-v2" as const;
+  readonly prefix: string;
+  readonly mount: string | null;
+  readonly baseDir: string | null;
+
+  constructor(options: CgroupV2Options = {}) {
+    this.prefix = options.prefix ?? "outlive";
+    this.mount = options.mount ?? findCgroup2Mount();
+    this.baseDir = options.baseDir ?? (this.mount ? defaultBaseDir(this.mount, this.prefix) : null);
+  }
+
+  async probe(): Promise<PlacementProbe> {
+    const details: Record<string, unknown> = { mount: this.mount, baseDir: this.baseDir };
+    const no = (reason: string) => ({ name: this.name, ok: false, reason, details });
+    if (!this.mount) return no("no cgroup v2 hierarchy is mounted (looked in /proc/self/mountinfo)");
+    details.layout = this.mount === "/sys/fs/cgroup" ? "unified" : "hybrid";
+    if (!this.baseDir) return no(`no writable cgroup under ${this.mount} (not root, and no delegated subtree)`);
+    try {
+      mkdirSync(this.baseDir, { recursive: true });
+      accessSync(join(this.baseDir, "cgroup.procs"), constants.W_OK);
+    } catch (error) {
+      return no(`cannot write ${this.baseDir}: ${(error as Error).message}`);
+    }
+    if (!existsSync(join(this.baseDir, "cgroup.kill"))) {
+      return no(`${this.baseDir} has no cgroup.kill (Linux 5.14 or later is needed)`);
+    }
+    const controllers = readText(join(this.baseDir, "cgroup.controllers")).split(/\s+/).filter(Boolean);
+    details.controllers = controllers;
+    details.memory = controllers.includes("memory") || readText(join(dirname(this.baseDir), "cgroup.controllers")).includes("memory");
+    return {
+      name: this.name,
+      ok: true,
+      reason: `task cgroups under ${this.baseDir} (${details.layout} layout; controllers: ${controllers.join(" ") || "none"})`,
+      details,
+    };
+  }
+
+  taskDir(id: string): string {
+    if (!TASK_ID_PATTERN.test(id)) throw new OutliveError("E_BAD_ID", `Refusing to build a cgroup path from ${JSON.stringify(id)}`);
+    return join(this.requireBase(), `${this.prefix}-task-${id}`);
+  }
+
+  async plan(task: PlacementTask): Promise<SpawnPlan> {
+    const dir = this.taskDir(task.id);
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      throw new OutliveError("E_PLACEMENT_UNAVAILABLE", `Cannot create the task cgroup ${dir}: ${(error as Error).message}`);
+    }
+    if (task.memoryMaxBytes !== null) {
+      try {
+        await this.capMemory(dir, task.memoryMaxBytes);
+      } catch (error) {
+        await removeCgroup(dir);
+        throw error;
+      }
+    }
+    return {
+      prefix: [],
+      env: {},
+      enterCgroupProcs: join(dir, "cgroup.procs"),
+      location: { cgroupDir: dir, cgroup: `/${relative(this.mount!, dir)}` },
+    };
+  }
+
+  async started(record: TaskRecord): Promise<TaskLocation> {
+    return record.location;
+  }
+
+  identify(record: TaskRecord, live: LiveProcess): boolean {
+    return record.location.cgroup !== undefined && live.cgroup === record.location.cgroup;
+  }
+
+  async killAll(record: TaskRecord): Promise<void> {
+    const dir = record.location.cgroupDir;
+    if (!dir) return;
+    await killCgroup(dir);
+    await removeCgroup(dir);
+  }
+
+  async isEmpty(record: TaskRecord): Promise<boolean | null> {
+    const dir = record.location.cgroupDir;
+    return dir ? !(await cgroupPopulated(dir)) : null;
+  }
+
+  watchEmpty(record: TaskRecord, onEmpty: () => void, signal: AbortSignal): boolean {
+    const dir = record.location.cgroupDir;
+    return dir ? watchCgroupEmpty(dir, onEmpty, signal) : false;
+  }
+
+  async memoryEvents(record: TaskRecord): Promise<MemoryEvents | null> {
+    const dir = record.location.cgroupDir;
+    return dir ? readMemoryEvents(dir) : null;
+  }
+
+  async list(): Promise<string[]> {
+    if (!this.baseDir) return [];
+    const lead = `${this.prefix}-task-`;
+    let names: string[];
+    try {
+      names = await readdir(this.baseDir);
+    } catch {
+      return [];
+    }
+    return names.filter((n) => n.startsWith(lead)).map((n) => n.slice(lead.length)).filter((id) => TASK_ID_PATTERN.test(id));
+  }
+
+  async stop(id: string): Promise<void> {
+    const dir = this.taskDir(id);
+    await killCgroup(dir);
+    await removeCgroup(dir);
+  }
+
+  async release(record: TaskRecord): Promise<void> {
+    if (record.location.cgroupDir) await removeCgroup(record.location.cgroupDir);
+  }
+
+  /** memory.max needs the memory controller enabled from the mount down to the task's parent; never ignored silently. */
+  private async capMemory(dir: string, bytes: number): Promise<void> {
+    const mount = this.mount!;
+    const chain: string[] = [];
+    for (let d = dirname(dir); d.startsWith(mount) && d !== mount; d = dirname(d)) chain.unshift(d);
+    chain.unshift(mount);
+    for (const d of chain) {
+      if (!readText(join(d, "cgroup.controllers")).split(/\s+/).includes("memory")) {
+        throw new OutliveError(
+          "E_MEMORY_CAP_UNSUPPORTED",
+          `Cannot cap memory: the memory controller is not available to cgroup v2 at ${d} (on a hybrid host it is bound to v1)`,
+        );
+      }
+      if (!readText(join(d, "cgroup.subtree_control")).split(/\s+/).includes("memory")) {
+        await writeFile(join(d, "cgroup.subtree_control"), "+memory").catch((error) => {
+          throw new OutliveError("E_MEMORY_CAP_UNSUPPORTED", `Cannot enable the memory controller at ${d}: ${error.message}`);
+        });
+      }
+    }
+    await writeFile(join(dir, "memory.max"), String(bytes));
+    if (existsSync(join(dir, "memory.swap.max"))) await writeFile(join(dir, "memory.swap.max"), "0");
+    await writeFile(join(dir, "memory.oom.group"), "1");
+  }
+
+  private requireBase(): string {
+    if (!this.baseDir) throw new OutliveError("E_PLACEMENT_UNAVAILABLE", "cgroup-v2 placement: no cgroup v2 base directory here");
+    return this.baseDir;
+  }
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** Root may make a top-level cgroup; anyone else uses the nearest ancestor it can write (a delegated subtree). */
+function defaultBaseDir(mount: string, prefix: string): string | null {
+  if (process.getuid?.() === 0) return join(mount, prefix);
+  let own: string | null = null;
+  try {
+    own = readCgroup("self");
+  } catch {
+    return null;
+  }
+  if (!own) return null;
+  for (let d = dirname(join(mount, own)); d.startsWith(mount) && d !== mount; d = dirname(d)) {
+    try {
+      accessSync(d, constants.W_OK);
+      accessSync(join(d, "cgroup.procs"), constants.W_OK);
+      return join(d, prefix);
+    } catch {
+      // not delegated to us; try higher up
+    }
+  }
+  return null;
+}

@@ -1,0 +1,67 @@
+import { readCgroup } from "../proc/cgroup.ts";
+import type { LiveProcess } from "../proc/identity.ts";
+import { OutliveError } from "../errors.ts";
+import type { TaskLocation, TaskRecord } from "../store/record.ts";
+import type { MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
+
+/**
+ * A plain process group in the supervisor's own cgroup. Works everywhere,
+ * but cannot survive a restart that kills the supervisor's cgroup: the tasks
+ * die with it, and replay says so.
+ */
+export class ProcessGroupPlacement implements Placement {
+  readonly name = "process-group" as const;
+
+  async probe(): Promise<PlacementProbe> {
+    return {
+      name: this.name,
+      ok: true,
+      reason: "always available; tasks share the supervisor's cgroup, so a kill of that cgroup ends them too",
+      details: { cgroup: safeCgroup() },
+    };
+  }
+
+  async plan(task: PlacementTask): Promise<SpawnPlan> {
+    if (task.memoryMaxBytes !== null) {
+      throw new OutliveError(
+        "E_MEMORY_CAP_UNSUPPORTED",
+        "The process-group placement cannot cap memory; use the cgroup-v2 or systemd-scope placement",
+      );
+    }
+    const cgroup = safeCgroup();
+    return { prefix: [], env: {}, enterCgroupProcs: null, location: cgroup ? { cgroup } : {} };
+  }
+
+  async started(record: TaskRecord): Promise<TaskLocation> {
+    return record.location;
+  }
+
+  identify(record: TaskRecord, live: LiveProcess): boolean {
+    // pid and start time were checked by the caller; a task never leaves the cgroup it started in on its own.
+    return record.location.cgroup === undefined || live.cgroup === record.location.cgroup;
+  }
+
+  async killAll(): Promise<void> {}
+  async isEmpty(): Promise<boolean | null> {
+    return null;
+  }
+  watchEmpty(): boolean {
+    return false;
+  }
+  async memoryEvents(): Promise<MemoryEvents | null> {
+    return null;
+  }
+  async list(): Promise<string[]> {
+    return [];
+  }
+  async stop(): Promise<void> {}
+  async release(): Promise<void> {}
+}
+
+function safeCgroup(): string | undefined {
+  try {
+    return readCgroup("self") ?? undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,128 @@
+import type { ExitMarker } from "../observe/exit-marker.ts";
+import { isTerminal, type TaskRecord, type TaskState } from "../store/record.ts";
+
+/** What the process table says about the recorded pid now. */
+export type PidEvidence =
+  /** No such process (or a zombie). */
+  | "absent"
+  /** Same pid and start time, and in the task's cgroup or unit. */
+  | "same"
+  /** Same pid and start time, but no longer in the task's cgroup or unit. */
+  | "same-elsewhere"
+  /** The pid exists with another start time: someone else's process now. */
+  | "reused";
+
+/** Everything replay looked at for one task; gathered by I/O elsewhere, judged here. */
+export interface ReplayEvidence {
+  now: string;
+  bootIdNow: string;
+  marker: ExitMarker;
+  /** When the wrapper's watchdog ended the task at its deadline, if it did. */
+  timedOutAt: string | null;
+  pid: PidEvidence;
+  /** Processes of the task still run in its group or cgroup although the wrapper is gone. */
+  remnants: boolean;
+  /** OOM kills in the task's cgroup; null without memory accounting. */
+  oomKills: number | null;
+  /** The incarnation that spawned the task: still alive? null when its record is gone. */
+  spawnerAlive: boolean | null;
+  /** When the supervisor replaying this came up, i.e. when it restarted. */
+  restartedAt: string;
+  lastOutputAt: string | null;
+}
+
+export type ReplayDecision =
+  | { kind: "unchanged" }
+  | { kind: "adopt"; resumeKill: boolean }
+  | { kind: "finish"; state: TaskState; exitCode: number | null; reason: string; endRemnants: boolean };
+
+/**
+ * The heart of replay, as a pure function: given a record and the evidence
+ * gathered about it now, what truly happened. Never claims more than the
+ * evidence shows, and never less: a task is "lost" only with the most
+ * specific true reason there is.
+ *
+ * @example
+ * ```ts
+ * import { decideReplay } from "./decide.ts";
+ * // decideReplay(record, { ...evidence, marker: { kind: "code", code: 7, writtenAt } })
+ * // → { kind: "finish", state: "exited", exitCode: 7, reason: "exited with code 7", endRemnants: false }
+ * ```
+ */
+export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDecision {
+  if (isTerminal(record.state)) return { kind: "unchanged" };
+  const lastOutput = ev.lastOutputAt ? `; last output at ${ev.lastOutputAt}` : "; it wrote no output";
+  const oom = ev.oomKills !== null && ev.oomKills > 0;
+
+  if (ev.marker.kind === "code") {
+    const code = ev.marker.code;
+    const at = ev.marker.writtenAt;
+    if (oom && code >= 128) {
+      return finish("oom_killed", code, `killed by the kernel's OOM killer (oom_kill ${ev.oomKills} in memory.events)`);
+    }
+    if (record.state === "killing" && record.killStartedAt && at >= record.killStartedAt) {
+      return finish(record.killState ?? "killed", code, `${record.killReason ?? "killed by outlive"}; exit code ${code} after the signal`);
+    }
+    if (ev.timedOutAt && ev.timedOutAt <= at) {
+      return finish("timed_out", code, `ended by its watchdog at its deadline ${record.deadlineAt} (${limitWords(record)}); exit code ${code}`);
+    }
+    if (code >= 128 && at >= record.deadlineAt) {
+      return finish("timed_out", code, `ended by ${signalName(code - 128)} after its deadline ${record.deadlineAt} (${limitWords(record)}) passed: the backstop ended it`);
+    }
+    return finish("exited", code, exitWords(code));
+  }
+
+  if (record.state === "starting") {
+    return finish("lost", null, "spawn did not complete (the supervisor stopped while starting it)", true);
+  }
+  if (ev.pid === "same") return { kind: "adopt", resumeKill: record.state === "killing" };
+
+  const noCode = ev.marker.kind === "garbage" ? `its exit marker is unreadable (${JSON.stringify(ev.marker.text)})` : "no exit code";
+  if (ev.pid === "same-elsewhere") {
+    return finish("lost", null, `its process (pid ${record.pid}) still runs but left the task's cgroup; not adopted and not signalled${lastOutput}`);
+  }
+  if (record.state === "killing") {
+    return finish(record.killState ?? "killed", null, `${record.killReason ?? "killed by outlive"} (${noCode}: it ended while being killed)`, true);
+  }
+  if (oom) {
+    return finish("oom_killed", null, `killed by the kernel's OOM killer (oom_kill ${ev.oomKills} in memory.events)${lastOutput}`, true);
+  }
+  if (ev.timedOutAt) {
+    return finish("timed_out", null, `ended by its watchdog at its deadline ${record.deadlineAt} (${limitWords(record)})${lastOutput}`, true);
+  }
+  const reused = ev.pid === "reused" ? `; pid ${record.pid} now belongs to another process (pid reused), which was not touched` : "";
+  const remnants = ev.remnants ? "; processes it left in its group or cgroup were ended" : "";
+  if (ev.bootIdNow !== record.bootId) {
+    return finish("lost", null, `the host rebooted while it ran (boot id changed), ${noCode}${lastOutput}`);
+  }
+  const sharedCgroup = record.supervisorCgroup !== null && record.location.cgroup === record.supervisorCgroup;
+  if (sharedCgroup && ev.spawnerAlive === false && !ev.remnants) {
+    return finish(
+      "lost",
+      null,
+      `killed with the supervisor's cgroup when the supervisor restarted at ${ev.restartedAt}: it ran in that cgroup (${record.supervisorCgroup}, placement ${record.placement}) and ended with ${noCode} while that supervisor went down${lastOutput}${reused}`,
+    );
+  }
+  return finish("lost", null, `ended without an exit code (${noCode}: killed by a signal outlive did not send, such as SIGKILL)${lastOutput}${reused}${remnants}`, true);
+
+  function finish(state: TaskState, exitCode: number | null, reason: string, endRemnants = false): ReplayDecision {
+    return { kind: "finish", state, exitCode, reason, endRemnants: endRemnants && ev.remnants };
+  }
+}
+
+function limitWords(record: TaskRecord): string {
+  return record.deadlineIsTimeout && record.timeoutSeconds !== null
+    ? `its timeout of ${record.timeoutSeconds} s`
+    : "the default ceiling";
+}
+
+const SIGNALS: Record<number, string> = { 1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 13: "SIGPIPE", 15: "SIGTERM" };
+
+function signalName(n: number): string {
+  return SIGNALS[n] ?? `signal ${n}`;
+}
+
+/** "exited with code 0", or for 128+n "ended by SIGTERM (exit code 143)". */
+export function exitWords(code: number): string {
+  return code > 128 && code < 160 ? `ended by ${signalName(code - 128)} (exit code ${code})` : `exited with code ${code}`;
+}

@@ -1,0 +1,66 @@
+import { stat } from "node:fs/promises";
+import { groupExists } from "../kill/process-group.ts";
+import { readExitMarker } from "../observe/exit-marker.ts";
+import type { Placement } from "../placement/placement.ts";
+import { inspectPid } from "../proc/identity.ts";
+import type { TaskRecord } from "../store/record.ts";
+import type { TaskPaths } from "../store/storage-root.ts";
+import type { PidEvidence, ReplayEvidence } from "./decide.ts";
+
+export interface EvidenceContext {
+  paths: TaskPaths;
+  /** The placement the task was started with (from its record), not necessarily today's choice. */
+  placement: Placement;
+  bootIdNow: string;
+  restartedAt: string;
+  /** Whether the incarnation with this id still runs; null when unknown. */
+  spawnerAlive: (incarnationId: string) => Promise<boolean | null>;
+}
+
+/** Looks at the disk, /proc and the task's cgroup for one task. The I/O half of replay. */
+export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): Promise<ReplayEvidence> {
+  const [marker, timedOutAt, output] = await Promise.all([
+    readExitMarker(ctx.paths.exit),
+    mtime(ctx.paths.timedOut),
+    Promise.all([mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)]),
+  ]);
+  const pid = pidEvidence(record, ctx.placement);
+  let remnants = false;
+  if (pid === "absent" || pid === "reused") {
+    // The group id cannot be handed out again while any member of the group lives.
+    const groupAlive = pid === "absent" && record.pgid !== null && groupExists(record.pgid);
+    remnants = groupAlive || (await ctx.placement.isEmpty(record)) === false;
+  }
+  const memory = await ctx.placement.memoryEvents(record);
+  const outputTimes = output.filter((t): t is string => t !== null).sort();
+  return {
+    now: new Date().toISOString(),
+    bootIdNow: ctx.bootIdNow,
+    marker,
+    timedOutAt,
+    pid,
+    remnants,
+    oomKills: memory?.oomKill ?? null,
+    spawnerAlive: await ctx.spawnerAlive(record.incarnation),
+    restartedAt: ctx.restartedAt,
+    lastOutputAt: outputTimes.at(-1) ?? null,
+  };
+}
+
+/** Same process means same pid AND same start time AND in the task's cgroup. */
+export function pidEvidence(record: TaskRecord, placement: Placement): PidEvidence {
+  if (record.pid === null || record.startTime === null) return "absent";
+  const live = inspectPid(record.pid);
+  if (!live) return "absent";
+  if (live.startTime !== record.startTime) return "reused";
+  return placement.identify(record, live) ? "same" : "same-elsewhere";
+}
+
+async function mtime(path: string, nonEmptyOnly = false): Promise<string | null> {
+  try {
+    const info = await stat(path);
+    return nonEmptyOnly && info.size === 0 ? null : info.mtime.toISOString();
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,84 @@
+import type { TaskCommand } from "../store/record.ts";
+
+/**
+ * The shell program every task runs in: `/bin/sh -c WRAPPER outlive-task
+ * ENTER DEADLINE GRACE TIMED_OUT_FILE MODE CMD…`.
+ *
+ * - ENTER: a `cgroup.procs` file to move itself into before any user code
+ *   runs (empty for none). Exit 125 if that fails, so a task never runs
+ *   outside the cgroup it was promised.
+ * - DEADLINE: seconds until the watchdog ends the task even when no
+ *   supervisor is alive (0 for none): it touches TIMED_OUT_FILE, sends TERM
+ *   to the group, waits GRACE seconds, then KILL.
+ * - The command gets no fd 3; the wrapper writes the exit code to fd 3 (the
+ *   exit marker the supervisor opened create-exclusive) and exits with it.
+ * - A TERM to the wrapper only waits for the command, so a kill still leaves
+ *   an exit marker when the command itself exits on TERM.
+ */
+export const WRAPPER_SCRIPT = `enter=$1 deadline=$2 grace=$3 timedout=$4 mode=$5
+shift 5
+if [ -n "$enter" ]; then
+  echo $$ > "$enter" || { echo "outlive: could not enter the task's cgroup ($enter)" >&2; exit 125; }
+fi
+wd=
+if [ "$deadline" -gt 0 ]; then
+  (
+    trap 'kill $s 2>/dev/null; exit 0' TERM
+    sleep "$deadline" </dev/null >/dev/null 2>&1 & s=$!
+    wait $s
+    trap '' TERM
+    : > "$timedout"
+    kill -TERM -$$ 2>/dev/null
+    sleep "$grace"
+    kill -KILL -$$ 2>/dev/null
+  ) 3>&- </dev/null >/dev/null 2>&1 &
+  wd=$!
+fi
+trap 'got_term=1' TERM
+if [ "$mode" = shell ]; then
+  /bin/sh -c "$1" 3>&-
+else
+  "$@" 3>&-
+fi
+rc=$?
+if [ -n "$wd" ]; then kill $wd 2>/dev/null; fi
+echo "$rc" >&3
+exit "$rc"`;
+
+export interface WrapperArgs {
+  command: TaskCommand;
+  /** `cgroup.procs` to enter, or null. */
+  enterCgroupProcs: string | null;
+  /** Whole seconds until the watchdog fires; 0 for none. */
+  deadlineSeconds: number;
+  graceMs: number;
+  timedOutFile: string;
+}
+
+/**
+ * The argv (after any placement prefix) that runs a task under the wrapper.
+ * Arguments are passed as argv elements, never spliced into shell text, so
+ * they reach the command byte for byte.
+ *
+ * @example
+ * ```ts
+ * import { wrapperArgv } from "./wrapper.ts";
+ * const argv = wrapperArgv({ command: { argv: ["echo", "$HOME"] }, enterCgroupProcs: null,
+ *   deadlineSeconds: 0, graceMs: 2000, timedOutFile: "/tmp/t/io/timed-out" });
+ * console.log(argv.slice(-2)); // ["echo", "$HOME"]
+ * ```
+ */
+export function wrapperArgv(a: WrapperArgs): string[] {
+  const tail = "argv" in a.command ? ["argv", ...a.command.argv] : ["shell", a.command.shell];
+  return [
+    "/bin/sh",
+    "-c",
+    WRAPPER_SCRIPT,
+    "outlive-task",
+    a.enterCgroupProcs ?? "",
+    String(Math.max(0, Math.ceil(a.deadlineSeconds))),
+    (a.graceMs / 1000).toFixed(3),
+    a.timedOutFile,
+    ...tail,
+  ];
+}

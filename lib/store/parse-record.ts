@@ -1,0 +1,113 @@
+import { ALL_STATES, PLACEMENT_NAMES, SCHEMA_VERSION, type TaskRecord } from "./record.ts";
+import { TASK_ID_PATTERN } from "./task-id.ts";
+
+/** Why a record file cannot be used as it is. */
+export type RecordProblem =
+  | { kind: "corrupt"; reason: string }
+  | { kind: "newer-schema"; schemaVersion: number; reason: string };
+
+export type ParsedRecord = { ok: true; record: TaskRecord } | { ok: false; problem: RecordProblem };
+
+type Check = (v: unknown) => boolean;
+const str: Check = (v) => typeof v === "string";
+const strOrNull: Check = (v) => v === null || typeof v === "string";
+const intOrNull: Check = (v) => v === null || Number.isSafeInteger(v);
+const posIntOrNull: Check = (v) => v === null || (Number.isSafeInteger(v) && (v as number) > 0);
+const numOrNull: Check = (v) => v === null || (typeof v === "number" && Number.isFinite(v) && v > 0);
+const isoDate: Check = (v) => typeof v === "string" && !Number.isNaN(Date.parse(v));
+const isoOrNull: Check = (v) => v === null || isoDate(v);
+const bool: Check = (v) => typeof v === "boolean";
+
+const FIELDS: Record<string, Check> = {
+  id: (v) => typeof v === "string" && TASK_ID_PATTERN.test(v),
+  key: strOrNull,
+  generation: intOrNull,
+  command: (v) => {
+    if (typeof v !== "object" || v === null) return false;
+    const c = v as Record<string, unknown>;
+    if ("argv" in c) return Array.isArray(c.argv) && c.argv.length > 0 && c.argv.every(str);
+    return str(c.shell);
+  },
+  cwd: str,
+  state: (v) => ALL_STATES.includes(v as never),
+  exitCode: (v) => v === null || (Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 255),
+  reason: strOrNull,
+  createdAt: isoDate,
+  startedAt: isoOrNull,
+  finishedAt: isoOrNull,
+  lastOutputAt: isoOrNull,
+  outputTail: strOrNull,
+  timeoutSeconds: numOrNull,
+  deadlineAt: isoDate,
+  deadlineIsTimeout: bool,
+  memoryMaxBytes: posIntOrNull,
+  pid: posIntOrNull,
+  pgid: posIntOrNull,
+  startTime: (v) => v === null || (typeof v === "string" && /^\d+$/.test(v)),
+  bootId: str,
+  incarnation: str,
+  supervisorCgroup: strOrNull,
+  placement: (v) => PLACEMENT_NAMES.includes(v as never),
+  location: (v) => {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+    const l = v as Record<string, unknown>;
+    return ["unit", "cgroupDir", "cgroup"].every((k) => l[k] === undefined || str(l[k])) &&
+      (l.manager === undefined || l.manager === "user" || l.manager === "system");
+  },
+  killStartedAt: isoOrNull,
+  killReason: strOrNull,
+  killState: (v) => v === null || v === "killed" || v === "timed_out",
+  acknowledgedAt: isoOrNull,
+};
+
+/**
+ * Turns the text of a record file into a TaskRecord, or says exactly what is
+ * wrong with it. Pure: the caller decides what to do with a bad one.
+ *
+ * @example
+ * ```ts
+ * import { parseRecord } from "./parse-record.ts";
+ * const r = parseRecord('{"schemaVersion": 1');
+ * console.log(r.ok ? "fine" : r.problem.reason); // "not JSON: ..."
+ * ```
+ */
+export function parseRecord(text: string, expectedId?: string): ParsedRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return bad(`not JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return bad("not a JSON object");
+  const raw = value as Record<string, unknown>;
+  const version = raw.schemaVersion;
+  if (!Number.isSafeInteger(version) || (version as number) < 1) {
+    return bad(`schemaVersion must be a positive integer, got ${JSON.stringify(version)}`);
+  }
+  if ((version as number) > SCHEMA_VERSION) {
+    return {
+      ok: false,
+      problem: {
+        kind: "newer-schema",
+        schemaVersion: version as number,
+        reason: `written by a newer outlive (schema ${version}; this one reads up to ${SCHEMA_VERSION}); left untouched`,
+      },
+    };
+  }
+  for (const [field, check] of Object.entries(FIELDS)) {
+    if (!check(raw[field])) return bad(`field "${field}" has an unexpected value: ${preview(raw[field])}`);
+  }
+  if (expectedId !== undefined && raw.id !== expectedId) {
+    return bad(`record id ${JSON.stringify(raw.id)} does not match its directory ${JSON.stringify(expectedId)}`);
+  }
+  return { ok: true, record: raw as unknown as TaskRecord };
+}
+
+function bad(reason: string): ParsedRecord {
+  return { ok: false, problem: { kind: "corrupt", reason } };
+}
+
+function preview(v: unknown): string {
+  const s = v === undefined ? "missing" : JSON.stringify(v);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}

@@ -1,0 +1,201 @@
+import { constants } from "node:fs";
+import { lstat, mkdir, open, readdir, rename, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { OutliveError } from "../errors.ts";
+import { writeFileAtomic } from "./atomic-write.ts";
+import { parseRecord, type RecordProblem } from "./parse-record.ts";
+import type { TaskRecord } from "./record.ts";
+import { taskPaths, type TaskPaths } from "./storage-root.ts";
+import { TASK_ID_PATTERN } from "./task-id.ts";
+
+/** A task directory that could not be read as a record, and why. */
+export interface UnreadableTask {
+  id: string;
+  problem: RecordProblem;
+  /** Where it was moved (corrupt records); null when left in place (newer schema). */
+  quarantinedTo: string | null;
+}
+
+export type ReadResult = { ok: true; record: TaskRecord } | { ok: false; id: string; problem: RecordProblem };
+
+/** Records larger than this are not records outlive wrote. */
+const MAX_RECORD_BYTES = 1 << 20;
+
+/**
+ * The storage: `<root>/tasks/<id>/record.json` and `io/`, plus quarantine and
+ * incarnations. Directories 0700, files 0600; records are replaced atomically.
+ */
+export class TaskStore {
+  readonly root: string;
+
+  private constructor(root: string) {
+    this.root = root;
+  }
+
+  /** Creates the storage root if missing and refuses one that others could tamper with. */
+  static async open(root: string): Promise<TaskStore> {
+    try {
+      for (const dir of [root, join(root, "tasks"), join(root, "quarantine"), join(root, "incarnations")]) {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+      }
+    } catch (error) {
+      throw new OutliveError("E_STORAGE", `Cannot create the storage directory ${root}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const info = await stat(root);
+    if (!info.isDirectory()) throw new OutliveError("E_STORAGE", `The storage path ${root} is not a directory`);
+    const uid = process.getuid?.();
+    if (uid !== undefined && info.uid !== uid) {
+      throw new OutliveError(
+        "E_STORAGE",
+        `The storage directory ${root} belongs to uid ${info.uid}, not to this user (uid ${uid}); refusing to use it`,
+      );
+    }
+    if (info.mode & 0o022) {
+      throw new OutliveError(
+        "E_STORAGE",
+        `The storage directory ${root} is writable by others (mode ${(info.mode & 0o777).toString(8)}); run chmod 700 on it`,
+      );
+    }
+    const store = new TaskStore(root);
+    await store.checkWritable();
+    return store;
+  }
+
+  paths(id: string): TaskPaths {
+    return taskPaths(this.root, id);
+  }
+
+  /** Makes the task's directory (refusing an id that exists) and writes its first record. */
+  async create(record: TaskRecord): Promise<TaskPaths> {
+    const p = this.paths(record.id);
+    try {
+      await mkdir(p.dir, { mode: 0o700 });
+    } catch (error) {
+      if ((error as { code?: string }).code === "EEXIST") {
+        throw new OutliveError("E_BAD_ID", `A task with id ${JSON.stringify(record.id)} already exists in ${this.root}`);
+      }
+      throw this.storageError(p.dir, error);
+    }
+    await mkdir(p.io, { mode: 0o700 }).catch((e) => {
+      throw this.storageError(p.io, e);
+    });
+    await this.write(record);
+    return p;
+  }
+
+  /** Replaces the record atomically. */
+  async write(record: TaskRecord): Promise<void> {
+    const p = this.paths(record.id);
+    try {
+      await writeFileAtomic(p.record, `${JSON.stringify(record, null, 2)}\n`);
+    } catch (error) {
+      throw this.storageError(p.record, error);
+    }
+  }
+
+  /** Reads one record without following symlinks; says what is wrong rather than throwing. */
+  async read(id: string): Promise<ReadResult> {
+    const p = this.paths(id);
+    const fail = (reason: string): ReadResult => ({ ok: false, id, problem: { kind: "corrupt", reason } });
+    if (!TASK_ID_PATTERN.test(id)) return fail("the directory name is not a valid task id");
+    let dirInfo;
+    try {
+      dirInfo = await lstat(p.dir);
+    } catch (error) {
+      if ((error as { code?: string }).code === "ENOENT") {
+        throw new OutliveError("E_NO_TASK", `No task ${JSON.stringify(id)} in ${this.root}`);
+      }
+      throw this.storageError(p.dir, error);
+    }
+    if (dirInfo.isSymbolicLink()) return fail("the task directory is a symlink (not followed)");
+    if (!dirInfo.isDirectory()) return fail("the task entry is not a directory");
+    let text: string;
+    try {
+      const handle = await open(p.record, constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        const info = await handle.stat();
+        if (!info.isFile()) return fail("record.json is not a regular file");
+        if (info.size > MAX_RECORD_BYTES) return fail(`record.json is ${info.size} bytes, larger than any record`);
+        text = await handle.readFile("utf8");
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === "ELOOP") return fail("record.json is a symlink (not followed)");
+      if (code === "ENOENT") return fail("record.json is missing");
+      return fail(`record.json cannot be read: ${(error as Error).message}`);
+    }
+    const parsed = parseRecord(text, id);
+    return parsed.ok ? parsed : { ok: false, id, problem: parsed.problem };
+  }
+
+  /** Ids of every task directory (including unreadable ones). */
+  async ids(): Promise<string[]> {
+    return (await readdir(join(this.root, "tasks"))).filter((name) => !name.startsWith("."));
+  }
+
+  /**
+   * Reads every record. Corrupt ones are moved to `quarantine/` with the
+   * reason beside them; newer-schema ones are left untouched. Either way
+   * they are reported, and the rest load normally.
+   */
+  async loadAll(concurrency = 64): Promise<{ records: TaskRecord[]; unreadable: UnreadableTask[] }> {
+    const ids = await this.ids();
+    const records: TaskRecord[] = [];
+    const unreadable: UnreadableTask[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length) {
+        const id = ids[next++];
+        let result: ReadResult;
+        try {
+          result = await this.read(id);
+        } catch (error) {
+          if ((error as OutliveError).code === "E_NO_TASK") continue; // removed while we listed
+          throw error;
+        }
+        if (result.ok) records.push(result.record);
+        else {
+          const quarantinedTo = result.problem.kind === "corrupt" ? await this.quarantine(id, result.problem.reason) : null;
+          unreadable.push({ id, problem: result.problem, quarantinedTo });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
+    records.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+    return { records, unreadable };
+  }
+
+  /** Moves a task directory aside (never deletes it) with the reason in `quarantine-reason.txt`. */
+  async quarantine(id: string, reason: string): Promise<string> {
+    const target = join(this.root, "quarantine", `${id}.${new Date().toISOString().replace(/[:.]/g, "-")}`);
+    await rename(this.paths(id).dir, target);
+    const entry = await lstat(target);
+    const note = entry.isDirectory() && !entry.isSymbolicLink() ? join(target, "quarantine-reason.txt") : `${target}.reason.txt`;
+    await writeFileAtomic(note, `${reason}\n`);
+    return target;
+  }
+
+  /** Quarantined entries (name, reason), for `ps`. */
+  async quarantined(): Promise<string[]> {
+    return (await readdir(join(this.root, "quarantine"))).filter((n) => !n.endsWith(".reason.txt"));
+  }
+
+  private async checkWritable(): Promise<void> {
+    const probe = join(this.root, "tasks");
+    try {
+      await writeFileAtomic(join(probe, ".write-check"), "ok\n");
+    } catch (error) {
+      throw this.storageError(probe, error);
+    }
+  }
+
+  private storageError(path: string, error: unknown): OutliveError {
+    return new OutliveError("E_STORAGE", `Cannot write the storage at ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,108 @@
+import { describeValue, OutliveError } from "../errors.ts";
+import type { Placement } from "../placement/placement.ts";
+import { PLACEMENT_NAMES, type PlacementName } from "../store/record.ts";
+import { defaultStorageRoot } from "../store/storage-root.ts";
+
+export type SupervisorMode = "daemon" | "standalone";
+export type PlacementChoice = "auto" | PlacementName;
+
+export interface SupervisorOptions {
+  /** Storage root. Default `$OUTLIVE_STORAGE`, else `$XDG_STATE_HOME/outlive`, else `~/.local/state/outlive`. */
+  storage?: string;
+  /**
+   * `daemon`: something may kill this process's cgroup on a restart, so tasks
+   * go into cgroups of their own. `standalone` (default): nothing does, and a
+   * process group suffices.
+   */
+  mode?: SupervisorMode;
+  /** Default `auto`: systemd-scope, else cgroup-v2, else process-group in daemon mode; process-group in standalone mode. */
+  placement?: PlacementChoice;
+  /** Prefix of unit and cgroup names (`<prefix>-task-<id>.scope` in `<prefix>.slice`). Default `outlive`. */
+  prefix?: string;
+  /** TERM-to-KILL grace of the kill ladder. Default 2000 ms. */
+  graceMs?: number;
+  /** Deadline of a task without a timeout. Default 86400 s (24 h). */
+  ceilingSeconds?: number;
+  /** How often an adopted task's pid is checked, for tasks that die without writing an exit marker. Default 1000 ms. */
+  livenessIntervalMs?: number;
+  /** Records replayed at once. Default 32. */
+  replayConcurrency?: number;
+  /** The most one record's replay may take. Default 5000 ms. */
+  replayPerTaskMs?: number;
+  /** Bytes of stdout and of stderr kept in a terminal record's tail. Default 2048. */
+  tailBytes?: number;
+  /** Directory for cgroup-v2 task cgroups. Default: see CgroupV2Options.baseDir. */
+  cgroupBase?: string;
+  /** Extra seconds a systemd scope's RuntimeMaxSec gets past the task's deadline. Default 60. */
+  backstopSlackSeconds?: number;
+  /** Where one-line notices go (placement choice, refusals). Default: stderr. */
+  log?: (line: string) => void;
+  /** Placement implementations to use instead of the built-in ones (tests, a daemon-owned cgroup). */
+  placements?: Partial<Record<PlacementName, Placement>>;
+}
+
+export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | "placements">> & {
+  cgroupBase: string | undefined;
+  placements: Partial<Record<PlacementName, Placement>>;
+};
+
+/** Checks every option once, at the door, with an error naming the option, the value and its type. */
+export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
+  const bad = (name: string, expected: string, value: unknown) =>
+    new OutliveError("E_BAD_OPTION", `Expected the \`${name}\` option to be ${expected}, got ${describeValue(value)}`);
+  const int = (name: keyof SupervisorOptions, dflt: number, min: number) => {
+    const v = o[name] ?? dflt;
+    if (!Number.isSafeInteger(v) || (v as number) < min) throw bad(name, `an integer >= ${min}`, v);
+    return v as number;
+  };
+  const storage = o.storage ?? defaultStorageRoot();
+  if (typeof storage !== "string" || storage === "") throw bad("storage", "a directory path", storage);
+  const mode = o.mode ?? "standalone";
+  if (mode !== "daemon" && mode !== "standalone") throw bad("mode", '"daemon" or "standalone"', mode);
+  const placement = o.placement ?? "auto";
+  if (placement !== "auto" && !PLACEMENT_NAMES.includes(placement)) {
+    throw bad("placement", `"auto" or one of ${PLACEMENT_NAMES.join(", ")}`, placement);
+  }
+  const prefix = o.prefix ?? "outlive";
+  if (typeof prefix !== "string" || !/^[a-z][a-z0-9-]{0,30}$/.test(prefix)) {
+    throw bad("prefix", "lowercase letters, digits and '-', starting with a letter, at most 31", prefix);
+  }
+  if (o.cgroupBase !== undefined && (typeof o.cgroupBase !== "string" || !o.cgroupBase.startsWith("/"))) {
+    throw bad("cgroupBase", "an absolute path", o.cgroupBase);
+  }
+  if (o.log !== undefined && typeof o.log !== "function") throw bad("log", "a function", o.log);
+  return {
+    storage,
+    mode,
+    placement,
+    prefix,
+    graceMs: int("graceMs", 2000, 0),
+    ceilingSeconds: int("ceilingSeconds", 86400, 1),
+    livenessIntervalMs: int("livenessIntervalMs", 1000, 10),
+    replayConcurrency: int("replayConcurrency", 32, 1),
+    replayPerTaskMs: int("replayPerTaskMs", 5000, 1),
+    tailBytes: int("tailBytes", 2048, 0),
+    backstopSlackSeconds: int("backstopSlackSeconds", 60, 0),
+    cgroupBase: o.cgroupBase,
+    log: o.log ?? ((line: string) => process.stderr.write(`outlive: ${line}\n`)),
+    placements: o.placements ?? {},
+  };
+}
+
+/** What `run` takes. */
+export interface RunSpec {
+  /** Task id; generated (`t-` + 16 hex) when absent. Must match `^[a-z0-9][a-z0-9-]{0,62}$`. */
+  id?: string;
+  /** The command as an argv: no shell is involved, arguments arrive byte for byte. */
+  argv?: string[];
+  /** Or a shell string, run by `/bin/sh -c`. */
+  shell?: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Seconds; when they pass the task is killed and ends `timed_out`. */
+  timeoutSeconds?: number;
+  /** Bytes of memory the task may use (cgroup placements only). */
+  memoryMaxBytes?: number;
+  /** One task per key: running under a key with a live task supersedes it. */
+  key?: string;
+}

@@ -1,0 +1,65 @@
+import { describeValue, OutliveError } from "../errors.ts";
+import type { TaskCommand } from "../store/record.ts";
+import { checkTaskId } from "../store/task-id.ts";
+import type { RunSpec } from "./options.ts";
+
+export interface CheckedRunSpec {
+  id: string | null;
+  command: TaskCommand;
+  cwd: string;
+  env: Record<string, string>;
+  timeoutSeconds: number | null;
+  memoryMaxBytes: number | null;
+  key: string | null;
+}
+
+/** Checks what `run` was given, naming the field and the value on any problem. */
+export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number }): CheckedRunSpec {
+  const bad = (name: string, expected: string, value: unknown) =>
+    new OutliveError("E_BAD_OPTION", `Expected \`${name}\` to be ${expected}, got ${describeValue(value)}`);
+  if (typeof spec !== "object" || spec === null) throw bad("run(spec)", "an object", spec);
+  const hasArgv = spec.argv !== undefined;
+  const hasShell = spec.shell !== undefined;
+  if (hasArgv === hasShell) throw bad("argv / shell", "exactly one of them", { argv: spec.argv, shell: spec.shell });
+  let command: TaskCommand;
+  if (hasArgv) {
+    const argv = spec.argv;
+    if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === "string") || argv[0] === "") {
+      throw bad("argv", "a non-empty array of strings with a non-empty program", argv);
+    }
+    if (argv.some((a) => a.includes("\0"))) throw bad("argv", "strings without NUL bytes", argv);
+    command = { argv: [...argv] };
+  } else {
+    if (typeof spec.shell !== "string" || spec.shell.trim() === "" || spec.shell.includes("\0")) {
+      throw bad("shell", "a non-empty command string without NUL bytes", spec.shell);
+    }
+    command = { shell: spec.shell };
+  }
+  const timeout = spec.timeoutSeconds ?? null;
+  if (timeout !== null && (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0 || timeout > limits.ceilingSeconds)) {
+    throw bad("timeoutSeconds", `a number of seconds > 0 and <= the ceiling (${limits.ceilingSeconds})`, timeout);
+  }
+  const memory = spec.memoryMaxBytes ?? null;
+  if (memory !== null && (!Number.isSafeInteger(memory) || memory < 4096)) {
+    throw bad("memoryMaxBytes", "an integer number of bytes >= 4096", memory);
+  }
+  const cwd = spec.cwd ?? process.cwd();
+  if (typeof cwd !== "string" || !cwd.startsWith("/")) throw bad("cwd", "an absolute path", cwd);
+  const env = spec.env ?? {};
+  if (typeof env !== "object" || env === null || !Object.values(env).every((v) => typeof v === "string")) {
+    throw bad("env", "an object of strings", env);
+  }
+  const key = spec.key ?? null;
+  if (key !== null && (typeof key !== "string" || key === "" || key.length > 200)) {
+    throw bad("key", "a non-empty string of at most 200 characters", key);
+  }
+  return {
+    id: spec.id === undefined ? null : checkTaskId(spec.id),
+    command,
+    cwd,
+    env,
+    timeoutSeconds: timeout,
+    memoryMaxBytes: memory,
+    key,
+  };
+}

@@ -1,0 +1,562 @@
+import type { ChildProcess } from "node:child_process";
+import { watch } from "node:fs";
+import { OutliveError } from "../errors.ts";
+import { type KillHow, killLadder } from "../kill/kill-ladder.ts";
+import { groupExists, signalGroup } from "../kill/process-group.ts";
+import { summarizeOutput } from "../observe/output-tail.ts";
+import { choosePlacement, makePlacements } from "../placement/choose.ts";
+import type { Placement } from "../placement/placement.ts";
+import { bootId } from "../proc/boot-id.ts";
+import { inspectPid } from "../proc/identity.ts";
+import { decideReplay, type ReplayDecision } from "../replay/decide.ts";
+import { gatherEvidence } from "../replay/evidence.ts";
+import { replayAll } from "../replay/replay-all.ts";
+import { spawnTask } from "../spawn/spawn-task.ts";
+import { wrapperArgv } from "../spawn/wrapper.ts";
+import {
+  currentIncarnation,
+  type Incarnation,
+  incarnationAlive,
+  loadIncarnation,
+  saveIncarnation,
+} from "../store/incarnation.ts";
+import { isTerminal, SCHEMA_VERSION, type PlacementName, type TaskRecord, type TaskState } from "../store/record.ts";
+import { acquireStorageLock, releaseStorageLock } from "../store/storage-lock.ts";
+import { checkTaskId, newTaskId } from "../store/task-id.ts";
+import { TaskStore, type UnreadableTask } from "../store/task-store.ts";
+import { CompletionQueue } from "./completion-queue.ts";
+import { type NormalizedOptions, normalizeOptions, type RunSpec, type SupervisorOptions } from "./options.ts";
+import { checkRunSpec } from "./run-spec.ts";
+
+/** What replay found when the supervisor opened. */
+export interface ReplayReport {
+  adopted: string[];
+  finished: Array<{ id: string; state: TaskState; exitCode: number | null; reason: string }>;
+  unchanged: string[];
+  deferred: Array<{ id: string; reason: string }>;
+  unreadable: UnreadableTask[];
+  /** Units or cgroups whose record here was terminal, and were stopped. */
+  cleanedUp: string[];
+  /** Units or cgroups of this prefix with no record here: left alone (another instance may own them). */
+  foreign: string[];
+}
+
+export interface KillResult {
+  record: TaskRecord;
+  how: KillHow | "terminal";
+}
+
+/** Why the supervisor is draining: the daemon's word for it. */
+export type DrainReason = "restart" | "reload" | "disable" | "shutdown";
+
+interface Watched {
+  abort: AbortController;
+  child?: ChildProcess;
+  timer?: ReturnType<typeof setTimeout>;
+  checking?: Promise<void>;
+  recheck?: boolean;
+  waiters: Array<(r: TaskRecord) => void>;
+  killing?: Promise<KillResult>;
+}
+
+/**
+ * Runs background tasks that outlive this process, and tells the truth
+ * about them after a restart. Open one per storage; a second live one is refused.
+ *
+ * @example
+ * ```ts
+ * import { Supervisor } from "./supervisor.ts";
+ * const sup = await Supervisor.open({ storage: "/tmp/outlive-example", mode: "daemon" });
+ * const task = await sup.run({ argv: ["sh", "-c", "echo hi; exit 3"] });
+ * const done = await sup.wait(task.id);
+ * console.log(done.state, done.exitCode); // "exited" 3
+ * await sup.close();
+ * ```
+ */
+export class Supervisor {
+  readonly options: NormalizedOptions;
+  readonly store: TaskStore;
+  readonly incarnation: Incarnation;
+  /** The placement new tasks get. */
+  readonly placement: Placement;
+  /** Why that placement was chosen (also logged once). */
+  readonly placementReason: string;
+  readonly placements: Record<PlacementName, Placement>;
+  /** What replay found at open. */
+  replayReport!: ReplayReport;
+
+  private readonly records = new Map<string, TaskRecord>();
+  private readonly watched = new Map<string, Watched>();
+  private readonly queue = new CompletionQueue();
+  private readonly bootIdNow = bootId();
+  private closed = false;
+
+  private constructor(
+    options: NormalizedOptions,
+    store: TaskStore,
+    incarnation: Incarnation,
+    placements: Record<PlacementName, Placement>,
+    chosen: { placement: Placement; reason: string },
+  ) {
+    this.options = options;
+    this.store = store;
+    this.incarnation = incarnation;
+    this.placements = placements;
+    this.placement = chosen.placement;
+    this.placementReason = chosen.reason;
+  }
+
+  /** Takes the storage, records this incarnation, chooses a placement, replays every task. */
+  static async open(input: SupervisorOptions = {}): Promise<Supervisor> {
+    const options = normalizeOptions(input);
+    const store = await TaskStore.open(options.storage);
+    const incarnation = currentIncarnation();
+    await acquireStorageLock(store.root, incarnation);
+    try {
+      await saveIncarnation(store.root, incarnation);
+      const placements = makePlacements(options.prefix, options.cgroupBase, options.placements);
+      const chosen = await choosePlacement(placements, options.placement, options.mode);
+      options.log(`placement ${chosen.reason}`);
+      const sup = new Supervisor(options, store, incarnation, placements, chosen);
+      await sup.replay();
+      return sup;
+    } catch (error) {
+      await releaseStorageLock(store.root, incarnation);
+      throw error;
+    }
+  }
+
+  /** Starts a task and resolves once it runs (in its cgroup, when it has one). */
+  async run(spec: RunSpec): Promise<TaskRecord> {
+    this.assertOpen();
+    const checked = checkRunSpec(spec, this.options);
+    const id = checked.id ?? newTaskId();
+    const now = new Date();
+    const timeout = checked.timeoutSeconds;
+    const deadlineSeconds = timeout ?? this.options.ceilingSeconds;
+    let record: TaskRecord = {
+      schemaVersion: SCHEMA_VERSION,
+      id,
+      key: checked.key,
+      generation: null,
+      command: checked.command,
+      cwd: checked.cwd,
+      state: "starting",
+      exitCode: null,
+      reason: null,
+      createdAt: now.toISOString(),
+      startedAt: null,
+      finishedAt: null,
+      lastOutputAt: null,
+      outputTail: null,
+      timeoutSeconds: timeout,
+      deadlineAt: new Date(now.getTime() + deadlineSeconds * 1000).toISOString(),
+      deadlineIsTimeout: timeout !== null,
+      memoryMaxBytes: checked.memoryMaxBytes,
+      pid: null,
+      pgid: null,
+      startTime: null,
+      bootId: this.bootIdNow,
+      incarnation: this.incarnation.id,
+      supervisorCgroup: this.incarnation.cgroup,
+      placement: this.placement.name,
+      location: {},
+      killStartedAt: null,
+      killReason: null,
+      killState: null,
+      acknowledgedAt: null,
+    };
+    // The record exists before the process does: a crash from here on leaves a `starting` record replay can explain.
+    const paths = await this.store.create(record);
+    this.records.set(id, record);
+    let spawned;
+    try {
+      const plan = await this.placement.plan({
+        id,
+        backstopSeconds: deadlineSeconds + this.options.backstopSlackSeconds,
+        memoryMaxBytes: checked.memoryMaxBytes,
+      });
+      record = { ...record, location: plan.location };
+      const argv = [
+        ...plan.prefix,
+        ...wrapperArgv({
+          command: checked.command,
+          enterCgroupProcs: plan.enterCgroupProcs,
+          deadlineSeconds,
+          graceMs: this.options.graceMs,
+          timedOutFile: paths.timedOut,
+        }),
+      ];
+      spawned = await spawnTask(argv, { cwd: checked.cwd, env: { ...process.env, ...checked.env, ...plan.env }, paths });
+    } catch (error) {
+      await this.settle(record, { state: "lost", exitCode: null, reason: `spawn failed: ${(error as Error).message}` });
+      await this.placement.release(record).catch(() => {});
+      throw error;
+    }
+    const live = inspectPid(spawned.pid);
+    record = {
+      ...record,
+      state: "running",
+      pid: spawned.pid,
+      pgid: spawned.pid,
+      // A task that already ended has no start time left to read; its exit marker tells the rest.
+      startTime: live?.startTime ?? null,
+      startedAt: now.toISOString(),
+    };
+    await this.store.write(record);
+    this.records.set(id, record);
+    record = await this.awaitPlaced(record);
+    this.observe(record, spawned.child);
+    return record;
+  }
+
+  /** The task as stored now. */
+  get(id: string): TaskRecord {
+    const record = this.records.get(checkTaskId(id));
+    if (!record) throw new OutliveError("E_NO_TASK", `No task ${JSON.stringify(id)} in ${this.store.root}`);
+    return record;
+  }
+
+  /** Every readable task, oldest first. */
+  list(): TaskRecord[] {
+    return [...this.records.values()].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  /** Resolves with the terminal record once the task has ended. */
+  wait(id: string): Promise<TaskRecord> {
+    const record = this.get(id);
+    if (isTerminal(record.state)) return Promise.resolve(record);
+    const w = this.watched.get(id);
+    if (!w) return Promise.reject(new OutliveError("E_NO_TASK", `Task ${id} is not being observed`));
+    return new Promise((resolve) => w.waiters.push(resolve));
+  }
+
+  /**
+   * The kill ladder: SIGTERM to the group, the grace, SIGKILL, then the
+   * placement's cgroup kill. A terminal task is returned as it is; two
+   * kills at once share one ladder.
+   */
+  kill(id: string, options: { graceMs?: number; reason?: string; state?: "killed" | "timed_out" } = {}): Promise<KillResult> {
+    const record = this.get(id);
+    if (isTerminal(record.state)) return Promise.resolve({ record, how: "terminal" });
+    const w = this.watched.get(id);
+    if (w?.killing) return w.killing;
+    const killing = this.runLadder(record, options);
+    if (w) w.killing = killing;
+    return killing;
+  }
+
+  /** Every terminal task not yet acknowledged, each once per supervisor life. */
+  completions(): AsyncIterable<TaskRecord> {
+    return { [Symbol.asyncIterator]: () => this.queue[Symbol.asyncIterator]() };
+  }
+
+  /** Marks a completion as received; it is not delivered again, even after a restart. */
+  async ack(id: string): Promise<TaskRecord> {
+    const record = this.get(id);
+    if (!isTerminal(record.state)) {
+      throw new OutliveError("E_NO_TASK", `Task ${id} is ${record.state}; only a finished task can be acknowledged`);
+    }
+    if (record.acknowledgedAt) return record;
+    const acked = { ...record, acknowledgedAt: new Date().toISOString() };
+    await this.store.write(acked);
+    this.records.set(id, acked);
+    this.queue.forget(id);
+    return acked;
+  }
+
+  /**
+   * The daemon says it drains, and why. `restart` and `reload` leave every
+   * task running for the next incarnation; `disable` and `shutdown` end them
+   * all (ladder, then cgroup kill). Either way the supervisor closes.
+   */
+  async drain(reason: DrainReason): Promise<void> {
+    if (!["restart", "reload", "disable", "shutdown"].includes(reason)) {
+      throw new OutliveError("E_BAD_OPTION", `Expected the drain reason to be restart, reload, disable or shutdown, got ${JSON.stringify(reason)}`);
+    }
+    if (reason === "disable" || reason === "shutdown") await this.stopAll(`stopped: the supervisor was told to ${reason}`);
+    await this.close();
+  }
+
+  /** Ends every task of this storage, and every unit or cgroup of this prefix whose record is here. */
+  async stopAll(reason = "stopped by stop-all"): Promise<TaskRecord[]> {
+    this.assertOpen();
+    const live = this.list().filter((r) => !isTerminal(r.state));
+    await Promise.all(live.map((r) => this.kill(r.id, { reason }).catch(() => {})));
+    for (const placement of new Set(Object.values(this.placements))) {
+      const ids = await placement.list().catch(() => [] as string[]);
+      for (const id of ids) if (this.records.has(id)) await placement.stop(id).catch(() => {});
+    }
+    return this.list();
+  }
+
+  /** Stops observing and gives up the storage; tasks run on. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const w of this.watched.values()) {
+      w.abort.abort();
+      if (w.timer) clearTimeout(w.timer);
+    }
+    this.watched.clear();
+    this.queue.close();
+    await releaseStorageLock(this.store.root, this.incarnation);
+  }
+
+  // ---- replay --------------------------------------------------------------
+
+  private async replay(): Promise<void> {
+    const { records, unreadable } = await this.store.loadAll();
+    for (const r of records) this.records.set(r.id, r);
+    const report: ReplayReport = { adopted: [], finished: [], unchanged: [], deferred: [], unreadable, cleanedUp: [], foreign: [] };
+    const items = await replayAll(records, (r) => this.evidence(r), {
+      concurrency: this.options.replayConcurrency,
+      perTaskMs: this.options.replayPerTaskMs,
+    });
+    for (const item of items) {
+      const { record, decision } = item;
+      if (decision.kind === "deferred") {
+        report.deferred.push({ id: record.id, reason: decision.reason });
+        this.options.log(`replay of ${record.id} deferred: ${decision.reason}`);
+        // Keep watching it: the next check decides it like any other observation.
+        this.observe(record);
+      } else if (decision.kind === "unchanged") {
+        report.unchanged.push(record.id);
+      } else if (decision.kind === "adopt") {
+        report.adopted.push(record.id);
+        this.observe(record);
+        if (decision.resumeKill) void this.kill(record.id, { reason: record.killReason ?? undefined, state: record.killState ?? undefined });
+      } else {
+        const done = await this.finish(record, decision);
+        report.finished.push({ id: done.id, state: done.state, exitCode: done.exitCode, reason: done.reason ?? "" });
+      }
+    }
+    for (const record of this.list()) {
+      if (isTerminal(record.state) && !record.acknowledgedAt) this.queue.push(record);
+    }
+    await this.startupCleanup(report);
+    this.replayReport = report;
+  }
+
+  /** Units/cgroups whose record here is terminal are stopped; ones with no record here are never touched. */
+  private async startupCleanup(report: ReplayReport): Promise<void> {
+    for (const placement of new Set(Object.values(this.placements))) {
+      const probe = placement === this.placement ? { ok: true } : await placement.probe();
+      if (!probe.ok) continue;
+      const ids = await placement.list().catch(() => [] as string[]);
+      for (const id of ids) {
+        const record = this.records.get(id);
+        if (!record) report.foreign.push(id);
+        else if (isTerminal(record.state)) {
+          await placement.stop(id).catch(() => {});
+          report.cleanedUp.push(id);
+        }
+      }
+    }
+  }
+
+  private evidence(record: TaskRecord) {
+    return gatherEvidence(record, {
+      paths: this.store.paths(record.id),
+      placement: this.placements[record.placement],
+      bootIdNow: this.bootIdNow,
+      restartedAt: this.incarnation.startedAt,
+      spawnerAlive: async (incId) => {
+        if (incId === this.incarnation.id) return true;
+        const inc = await loadIncarnation(this.store.root, incId);
+        return inc ? incarnationAlive(inc, this.bootIdNow) : null;
+      },
+    });
+  }
+
+  // ---- observation ---------------------------------------------------------
+
+  /**
+   * Watches a running task until it ends: its exit event (own children), the
+   * `io/` directory for the marker, the cgroup's emptying, a deadline timer,
+   * and an identity-checked liveness check for deaths that leave no marker.
+   * Each of them only wakes `check`; the marker and the process table decide.
+   */
+  private observe(record: TaskRecord, child?: ChildProcess): void {
+    if (this.watched.has(record.id) || this.closed) return;
+    const w: Watched = { abort: new AbortController(), child, waiters: [] };
+    this.watched.set(record.id, w);
+    const wake = () => this.check(record.id);
+    child?.once("exit", wake);
+    const placement = this.placements[record.placement];
+    try {
+      const watcher = watch(this.store.paths(record.id).io, { persistent: false }, wake);
+      watcher.on("error", () => watcher.close());
+      w.abort.signal.addEventListener("abort", () => watcher.close(), { once: true });
+    } catch {
+      // The liveness interval still notices the end.
+    }
+    placement.watchEmpty(record, wake, w.abort.signal);
+    const interval = setInterval(wake, this.options.livenessIntervalMs);
+    w.abort.signal.addEventListener("abort", () => clearInterval(interval), { once: true });
+    this.armDeadline(record, w);
+    wake();
+  }
+
+  private armDeadline(record: TaskRecord, w: Watched): void {
+    const remaining = Date.parse(record.deadlineAt) - Date.now();
+    // setTimeout holds at most ~24.8 days; re-arm until the deadline is near.
+    w.timer = setTimeout(() => {
+      if (Date.parse(record.deadlineAt) > Date.now() + 5) return this.armDeadline(record, w);
+      const current = this.records.get(record.id);
+      if (!current || isTerminal(current.state) || current.state === "killing") return;
+      const limit = current.deadlineIsTimeout ? `its timeout of ${current.timeoutSeconds} s` : `the ceiling of ${this.options.ceilingSeconds} s`;
+      void this.kill(record.id, { reason: `timed out: it ran past ${limit}`, state: "timed_out" }).catch((e) =>
+        this.options.log(`kill of ${record.id} at its deadline failed: ${(e as Error).message}`));
+    }, Math.max(0, Math.min(remaining, 2 ** 31 - 1)));
+  }
+
+  /** One check at a time per task; a wake during a check runs one more after it. */
+  private check(id: string): void {
+    const w = this.watched.get(id);
+    if (!w) return;
+    if (w.checking) {
+      w.recheck = true;
+      return;
+    }
+    w.checking = (async () => {
+      do {
+        w.recheck = false;
+        const record = this.records.get(id);
+        if (!record || isTerminal(record.state)) return;
+        try {
+          const decision = decideReplay(record, await this.evidence(record));
+          if (decision.kind === "finish") await this.finish(record, decision);
+        } catch (error) {
+          this.options.log(`observing ${id} failed: ${(error as Error).message}`);
+        }
+      } while (w.recheck && !w.abort.signal.aborted);
+    })().finally(() => {
+      w.checking = undefined;
+    });
+  }
+
+  /**
+   * Waits (bounded) until the new process is in its cgroup or unit, then
+   * records where that is. A task that never gets there is ended: it must
+   * not run outside the cgroup it was promised.
+   */
+  private async awaitPlaced(record: TaskRecord): Promise<TaskRecord> {
+    const placement = this.placements[record.placement];
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const live = inspectPid(record.pid!);
+      if (!live || live.startTime !== record.startTime) return record; // already over; its marker tells the rest
+      if (placement.identify(record, live)) {
+        const location = await placement.started(record, live);
+        if (JSON.stringify(location) === JSON.stringify(record.location)) return record;
+        const placed = { ...record, location };
+        await this.store.write(placed);
+        this.records.set(placed.id, placed);
+        return placed;
+      }
+      if (Date.now() > deadline) {
+        signalGroup(record.pgid!, "SIGKILL");
+        await placement.killAll(record).catch(() => {});
+        const reason = `spawn did not complete: the process never appeared in its ${placement.name} placement within 10 s`;
+        await this.settle(record, { state: "lost", exitCode: null, reason });
+        throw new OutliveError("E_SPAWN", `Task ${record.id}: ${reason}`);
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+
+  // ---- kill and settle -----------------------------------------------------
+
+  private async runLadder(record: TaskRecord, options: { graceMs?: number; reason?: string; state?: "killed" | "timed_out" }): Promise<KillResult> {
+    const placement = this.placements[record.placement];
+    if (record.state !== "killing") {
+      record = {
+        ...record,
+        state: "killing",
+        killStartedAt: new Date().toISOString(),
+        killReason: options.reason ?? "killed by request",
+        killState: options.state ?? "killed",
+      };
+      // Written before the first signal: a marker older than this is a real exit, a newer one is the kill's.
+      await this.store.write(record);
+      this.records.set(record.id, record);
+    }
+    let how: KillHow;
+    if (record.pid === null || record.pgid === null || record.startTime === null) {
+      await placement.killAll(record);
+      how = "already-gone";
+    } else {
+      how = await killLadder(
+        { pid: record.pid, pgid: record.pgid, startTime: record.startTime },
+        { graceMs: options.graceMs ?? this.options.graceMs, killAll: () => placement.killAll(record) },
+      );
+    }
+    const final = await this.settleAfterKill(record.id, how);
+    return { record: final, how };
+  }
+
+  /** After a ladder the task is gone (or was never ours): decide its end now rather than on the next wake. */
+  private async settleAfterKill(id: string, how: KillHow): Promise<TaskRecord> {
+    const w = this.watched.get(id);
+    if (w?.checking) await w.checking;
+    let record = this.records.get(id)!;
+    if (isTerminal(record.state)) return record;
+    const decision = decideReplay(record, await this.evidence(record));
+    if (decision.kind === "finish") return this.finish(record, decision);
+    if (how === "pid-reused") {
+      return this.finish(record, {
+        kind: "finish",
+        state: "lost",
+        exitCode: null,
+        reason: `pid reused: pid ${record.pid} belongs to another process now, which was not signalled`,
+        endRemnants: false,
+      });
+    }
+    // Still alive after SIGKILL and the cgroup kill: say so rather than pretend.
+    record = this.records.get(id)!;
+    return record;
+  }
+
+  private async finish(record: TaskRecord, decision: Extract<ReplayDecision, { kind: "finish" }>): Promise<TaskRecord> {
+    const placement = this.placements[record.placement];
+    if (decision.endRemnants) {
+      if (record.pgid !== null && groupExists(record.pgid) && inspectPid(record.pgid) === null) signalGroup(record.pgid, "SIGKILL");
+      await placement.killAll(record).catch(() => {});
+    }
+    const done = await this.settle(record, decision);
+    await placement.release(done).catch(() => {});
+    return done;
+  }
+
+  /** The one place a record becomes terminal: exactly once, with its output summary, then delivered. */
+  private async settle(record: TaskRecord, end: { state: TaskState; exitCode: number | null; reason: string }): Promise<TaskRecord> {
+    const current = this.records.get(record.id);
+    if (current && isTerminal(current.state)) return current;
+    const output = await summarizeOutput(this.store.paths(record.id), this.options.tailBytes);
+    const done: TaskRecord = {
+      ...(current ?? record),
+      state: end.state,
+      exitCode: end.exitCode,
+      reason: end.reason,
+      finishedAt: new Date().toISOString(),
+      lastOutputAt: output.lastOutputAt,
+      outputTail: output.tail,
+    };
+    this.records.set(done.id, done);
+    await this.store.write(done);
+    const w = this.watched.get(done.id);
+    if (w) {
+      w.abort.abort();
+      if (w.timer) clearTimeout(w.timer);
+      this.watched.delete(done.id);
+      for (const resolve of w.waiters) resolve(done);
+    }
+    this.queue.push(done);
+    return done;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new OutliveError("E_CLOSED", "This supervisor was closed; open a new one");
+  }
+}
