@@ -3,6 +3,14 @@
  * owns it now (null once the owner has settled) and which generations under
  * it have not settled yet (the owner and any superseded predecessors still
  * draining).
+ *
+ * @example
+ * ```ts
+ * import type { KeyState } from "./check.ts";
+ * // The owner (5) exited; generation 3, superseded by 5, is still draining.
+ * const state: KeyState = { current: null, live: new Set([3]) };
+ * console.log(state.live.size); // 1
+ * ```
  */
 export interface KeyState {
   readonly current: number | null;

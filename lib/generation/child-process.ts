@@ -2,7 +2,16 @@ import { spawn } from "node:child_process";
 import { GenerationError } from "./errors.ts";
 import type { ProcessSource } from "./handle.ts";
 
-/** What to run: an argv, no shell involved unless you name one. */
+/**
+ * What to run: an argv, no shell involved unless you name one.
+ *
+ * @example
+ * ```ts
+ * import type { ChildProcessSpec } from "./child-process.ts";
+ * const spec: ChildProcessSpec = { command: "sh", args: ["-c", "echo $GREETING"], env: { GREETING: "hi" } };
+ * console.log(spec.command); // "sh"
+ * ```
+ */
 export interface ChildProcessSpec {
   command: string;
   args?: readonly string[];
@@ -10,6 +19,16 @@ export interface ChildProcessSpec {
   env?: Record<string, string | undefined>;
 }
 
+/**
+ * Options of `childProcessSource`, each with its default.
+ *
+ * @example
+ * ```ts
+ * import { childProcessSource, type ChildProcessSourceOptions } from "./child-process.ts";
+ * const options: ChildProcessSourceOptions = { drainMs: 250, encoding: null };
+ * console.log(typeof childProcessSource(options).start); // "function"
+ * ```
+ */
 export interface ChildProcessSourceOptions {
   /**
    * After the child has exited, how long to wait for its stdout and stderr

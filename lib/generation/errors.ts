@@ -1,4 +1,13 @@
-/** What went wrong, as a value a caller can switch on. */
+/**
+ * What went wrong, as a value a caller can switch on.
+ *
+ * @example
+ * ```ts
+ * import type { GenerationErrorCode } from "./errors.ts";
+ * const code: GenerationErrorCode = "NO_CURRENT";
+ * console.log(code); // "NO_CURRENT"
+ * ```
+ */
 export type GenerationErrorCode =
   /** An option of `GenerationTable` or an adapter was out of range. */
   | "INVALID_OPTION"

@@ -5,6 +5,18 @@ import type { GenerationEvents, GenerationRef } from "./events.ts";
 import type { KillSignal, OutputStream, ProcessSink, ProcessSource } from "./handle.ts";
 import { ListenerSet } from "./listeners.ts";
 
+/**
+ * Options of `GenerationTable`, each with its default.
+ *
+ * @example
+ * ```ts
+ * import { GenerationTable, childProcessSource, type GenerationTableOptions } from "./mod.ts";
+ * // Predecessors that must not linger: kill them outright.
+ * const options: GenerationTableOptions = { supersedeSignal: "SIGKILL" };
+ * const table = new GenerationTable(childProcessSource(), options);
+ * console.log(table.live().length); // 0
+ * ```
+ */
 export interface GenerationTableOptions {
   /**
    * Signal sent to a predecessor when a spawn supersedes it. Default
@@ -14,7 +26,20 @@ export interface GenerationTableOptions {
   supersedeSignal?: KillSignal;
 }
 
-/** One live (not yet settled) generation, as `current`, `live` and `killAll` report it. */
+/**
+ * One live (not yet settled) generation, as `current`, `live` and `killAll` report it.
+ *
+ * @example
+ * ```ts
+ * import { GenerationTable, childProcessSource, type GenerationInfo } from "./mod.ts";
+ * const table = new GenerationTable(childProcessSource());
+ * table.spawn("k", { command: "sleep", args: ["5"] });
+ * table.spawn("k", { command: "sleep", args: ["5"] });
+ * const live: GenerationInfo[] = table.live();
+ * console.log(live.map((g) => [g.generation, g.current])); // [[1, false], [2, true]] until 1 has gone
+ * table.killAll();
+ * ```
+ */
 export interface GenerationInfo extends GenerationRef {
   readonly pid: number | null;
   /** Whether it owns its key; false for a superseded predecessor still draining. */
@@ -22,12 +47,35 @@ export interface GenerationInfo extends GenerationRef {
   readonly supersededBy: number | null;
 }
 
+/**
+ * What `spawn` started, and what it took the key from.
+ *
+ * @example
+ * ```ts
+ * import { GenerationTable, childProcessSource, type SpawnResult } from "./mod.ts";
+ * const table = new GenerationTable(childProcessSource());
+ * table.spawn("k", { command: "sleep", args: ["5"] });
+ * const r: SpawnResult = table.spawn("k", { command: "true" });
+ * console.log(r.generation, r.superseded?.generation); // 2 1
+ * ```
+ */
 export interface SpawnResult extends GenerationRef {
   readonly pid: number | null;
   /** The generation this spawn took the key from, or null when the key was free. */
   readonly superseded: { readonly generation: number; readonly pid: number | null; readonly delivered: boolean } | null;
 }
 
+/**
+ * The outcome of `kill`: which generation was signalled, or why none was.
+ *
+ * @example
+ * ```ts
+ * import { GenerationTable, childProcessSource, type KillResult } from "./mod.ts";
+ * const table = new GenerationTable(childProcessSource());
+ * const r: KillResult = table.kill("nobody");
+ * console.log(r.ok ? r.generation : r.error.code); // "NO_CURRENT"
+ * ```
+ */
 export type KillResult =
   | { readonly ok: true; readonly key: string; readonly generation: number; readonly pid: number | null; readonly delivered: boolean }
   | { readonly ok: false; readonly error: GenerationError };
