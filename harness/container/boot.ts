@@ -1,0 +1,148 @@
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ContainerError } from "./errors.ts";
+import { ContainerHandle } from "./handle.ts";
+import type { Machine } from "./machine.ts";
+import { consoleLogPath, bootNspawn, NspawnMachine } from "./nspawn.ts";
+import { bootOci, OciMachine, probeOci } from "./oci.ts";
+import { resolveOptions, type ContainerOptions, type EngineName, type ResolvedOptions } from "./options.ts";
+import { waitUntilReady } from "./readiness.ts";
+import { ensureRootfs, type Log } from "./rootfs.ts";
+import { loadState, saveState, type ContainerState } from "./state.ts";
+
+/** Progress goes to stderr so a scenario's stdout stays its own. */
+export const stderrLog: Log = (line) => process.stderr.write(`container: ${line}\n`);
+
+/** The order `auto` tries engines in: a real engine when one works, nspawn otherwise. */
+const AUTO_ORDER: readonly EngineName[] = ["docker", "podman", "nspawn"];
+
+/**
+ * Boots a systemd container and waits (bounded) until systemd and the
+ * lingering user's manager run. Says which engine it chose and why the
+ * others were passed over.
+ *
+ * @example
+ * ```ts
+ * import { bootContainer } from "./boot.ts";
+ * const c = await bootContainer({ suite: "bookworm" });
+ * try {
+ *   console.log((await c.exec(["systemctl", "--version"])).stdout);
+ * } finally {
+ *   await c.teardown();
+ * }
+ * ```
+ */
+export async function bootContainer(options: ContainerOptions = {}, log: Log = stderrLog): Promise<ContainerHandle> {
+  const resolved = resolveOptions(options);
+  const order = resolved.engine === "auto" ? AUTO_ORDER : [resolved.engine];
+  const passedOver: string[] = [];
+  for (const engine of order) {
+    const isLast = engine === order[order.length - 1];
+    try {
+      const handle = await bootWith(engine, resolved, log);
+      const why = passedOver.length > 0 ? ` (${passedOver.join("; ")})` : "";
+      log(`engine: ${engine}${why}`);
+      const r = handle.info.readiness;
+      log(
+        `${resolved.name}: ${resolved.suite}, systemd ${r.systemdVersion}, ${r.systemState} after ${r.ms} ms, ` +
+          `cgroup ${resolved.unified ? "v2 only (unified)" : "layout of the host"}` +
+          (r.failedUnits.length > 0 ? `, failed units: ${r.failedUnits.join(" ")}` : ""),
+      );
+      return handle;
+    } catch (error) {
+      if (isLast || !(error instanceof ContainerError) || !error.cannotRunHere) throw error;
+      passedOver.push(`${engine}: ${error.message}`);
+    }
+  }
+  throw new ContainerError("no-engine", "no engine to try");
+}
+
+async function bootWith(engine: EngineName, options: ResolvedOptions, log: Log): Promise<ContainerHandle> {
+  if (engine !== "nspawn") {
+    const probe = await probeOci(engine);
+    if (!probe.ok) throw new ContainerError("no-engine", probe.reason);
+    const launchedAt = Date.now();
+    const machine = await bootOci(engine, options);
+    return await whenReady(machine, options, launchedAt);
+  }
+  const rootfs = await ensureRootfs(options, log);
+  if (rootfs.buildMs !== null) log(`cold build of ${options.suite}: ${(rootfs.buildMs / 1000).toFixed(1)} s`);
+  let machine: NspawnMachine;
+  const launchedAt = Date.now();
+  try {
+    machine = await bootNspawn(options, rootfs.rootfs);
+  } catch (error) {
+    // A half-started nspawn has a state file: clean up through it so nothing stays behind.
+    await stopFromState(options).catch(() => {});
+    throw error;
+  }
+  return await whenReady(machine, options, launchedAt);
+}
+
+/** Waits for readiness; a container that does not get there keeps its journal and is stopped. */
+async function whenReady(machine: Machine, options: ResolvedOptions, launchedAt: number): Promise<ContainerHandle> {
+  try {
+    const readiness = await waitUntilReady(machine, options.uid, options.bootTimeoutMs, launchedAt);
+    const state = loadState(options.cacheDir, options.name);
+    saveState({ ...state, readiness } as ContainerState);
+    return new ContainerHandle(machine, { ...pick(options), engine: machine.engine, readiness });
+  } catch (error) {
+    const kept = await keepBootEvidence(machine, options);
+    const report = await machine.stop(options.stopTimeoutMs);
+    if (error instanceof ContainerError) {
+      error.kept.push(...kept);
+      if (!report.clean) error.kept.push(`leftovers: ${report.leftovers.join(", ")}`);
+    }
+    throw error;
+  }
+}
+
+async function keepBootEvidence(machine: Machine, options: ResolvedOptions): Promise<string[]> {
+  const kept: string[] = [];
+  const journal = await machine.enter(["journalctl", "--boot", "--no-pager", "--output=short-precise"], { timeoutMs: 20_000 });
+  if (journal.exitCode === 0 && journal.stdout) {
+    const path = join(options.runDir, "journal.txt");
+    writeFileSync(path, journal.stdout);
+    kept.push(path);
+  }
+  if (existsSync(consoleLogPath(options.runDir))) kept.push(consoleLogPath(options.runDir));
+  return kept;
+}
+
+function pick(options: ResolvedOptions) {
+  return {
+    name: options.name,
+    suite: options.suite,
+    unified: options.unified,
+    user: options.user,
+    uid: options.uid,
+    runDir: options.runDir,
+  };
+}
+
+/** A machine object for a container another process started (CLI `exec`/`down`). */
+export function machineFromState(state: ContainerState): Machine {
+  return state.engine === "nspawn" ? new NspawnMachine(state) : new OciMachine(state);
+}
+
+async function stopFromState(options: ResolvedOptions): Promise<void> {
+  const state = loadState(options.cacheDir, options.name);
+  await machineFromState(state).stop(options.stopTimeoutMs);
+}
+
+/**
+ * Finds a container booted by another process (e.g. `cli.js up`) by name.
+ *
+ * @example
+ * ```ts
+ * import { attachContainer } from "./boot.ts";
+ * const c = attachContainer("outlive-bookworm-1");
+ * console.log((await c.exec(["true"])).exitCode);
+ * ```
+ */
+export function attachContainer(name: string, options: Pick<ContainerOptions, "cacheDir" | "projectDir"> = {}): ContainerHandle {
+  const resolved = resolveOptions({ ...options, name });
+  const state = loadState(resolved.cacheDir, name);
+  if (!state.readiness) throw new ContainerError("not-running", `container ${name} never became ready`);
+  return new ContainerHandle(machineFromState(state), { ...state, readiness: state.readiness });
+}

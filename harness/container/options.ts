@@ -1,0 +1,148 @@
+import { existsSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ContainerError } from "./errors.ts";
+
+/** Debian suites the harness ships against: bookworm has systemd 252, trixie 257. */
+export type Suite = "bookworm" | "trixie";
+export const SUITES: readonly Suite[] = ["bookworm", "trixie"];
+
+export type EngineName = "nspawn" | "docker" | "podman";
+export type EngineChoice = EngineName | "auto";
+
+/** What a caller may say about a container; every field has a default. */
+export interface ContainerOptions {
+  /** Debian suite. Default `bookworm`. */
+  suite?: Suite;
+  /**
+   * Pure cgroup v2 inside the container (`SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1`)
+   * instead of the host's layout. Default true: checked on a hybrid host,
+   * both layouts boot bookworm (252) and trixie (257), but 257 marks the
+   * hybrid layout as tainted (cgroupsv1, deprecated), and unified is what
+   * the machines outlive targets run.
+   */
+  unified?: boolean;
+  /** Which engine; `auto` (default) tries docker, podman, then nspawn, and uses the first that really runs. */
+  engine?: EngineChoice;
+  /** Machine name, also the host name inside. Default `outlive-<suite>-<pid>-<random>`. */
+  name?: string;
+  /** The unprivileged user with lingering enabled. Default `outlive`. */
+  user?: string;
+  /** Its uid (and gid). Default 1000. */
+  uid?: number;
+  /** Bound at /work/project inside. Default: the repository this file is in. */
+  projectDir?: string;
+  /** Root file systems and run directories. Default `<projectDir>/container/cache`. */
+  cacheDir?: string;
+  /** The host's Node binary, bound read-only at /usr/local/bin/node. Default `/usr/bin/node`. */
+  nodePath?: string;
+  /** Debian mirror for debootstrap. Default `http://deb.debian.org/debian`. */
+  mirror?: string;
+  /** Bound on building a root file system. Default 15 minutes. */
+  buildTimeoutMs?: number;
+  /** Bound on boot until systemd and the user manager run. Default 60 s. */
+  bootTimeoutMs?: number;
+  /** Bound on an orderly shutdown before everything left is killed. Default 15 s. */
+  stopTimeoutMs?: number;
+}
+
+/** Options after checking: inner code trusts these. */
+export interface ResolvedOptions {
+  suite: Suite;
+  unified: boolean;
+  engine: EngineChoice;
+  name: string;
+  user: string;
+  uid: number;
+  projectDir: string;
+  cacheDir: string;
+  runDir: string;
+  nodePath: string;
+  mirror: string;
+  buildTimeoutMs: number;
+  bootTimeoutMs: number;
+  stopTimeoutMs: number;
+}
+
+export const DEFAULTS = {
+  suite: "bookworm" as Suite,
+  unified: true,
+  engine: "auto" as EngineChoice,
+  user: "outlive",
+  uid: 1000,
+  nodePath: "/usr/bin/node",
+  mirror: "http://deb.debian.org/debian",
+  buildTimeoutMs: 15 * 60_000,
+  bootTimeoutMs: 60_000,
+  stopTimeoutMs: 15_000,
+} as const;
+
+/** The repository root: the nearest ancestor holding the container recipe (works from lib sources and from dist/). */
+export function findProjectRoot(from: string = dirname(fileURLToPath(import.meta.url))): string {
+  let dir = from;
+  for (;;) {
+    if (existsSync(join(dir, "container", "rootfs-setup.sh"))) return dir;
+    const up = dirname(dir);
+    if (up === dir) throw new ContainerError("bad-option", `cannot find container/rootfs-setup.sh above ${from}`);
+    dir = up;
+  }
+}
+
+function fail(option: string, expected: string, value: unknown): never {
+  throw new ContainerError(
+    "bad-option",
+    `Expected the \`${option}\` option to be ${expected}, got \`${String(value)}\` (${typeof value})`,
+  );
+}
+
+function positiveInt(option: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) fail(option, "a positive integer", value);
+  return value;
+}
+
+function absolutePath(option: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== "string" || !isAbsolute(value)) fail(option, "an absolute path", value);
+  return resolve(value);
+}
+
+/** Machine names become host names and unit names: keep them to what both accept. */
+const NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const USER_PATTERN = /^[a-z_][a-z0-9_-]{0,31}$/;
+
+export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions {
+  const suite = options.suite ?? DEFAULTS.suite;
+  if (!SUITES.includes(suite)) fail("suite", `one of ${SUITES.join(", ")}`, suite);
+  const unified = options.unified ?? DEFAULTS.unified;
+  if (typeof unified !== "boolean") fail("unified", "a boolean", unified);
+  const engine = options.engine ?? DEFAULTS.engine;
+  if (!["auto", "nspawn", "docker", "podman"].includes(engine)) fail("engine", "auto, nspawn, docker or podman", engine);
+  const name = options.name ?? `outlive-${suite}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  if (typeof name !== "string" || !NAME_PATTERN.test(name)) fail("name", "lower-case letters, digits and dashes (at most 63)", name);
+  const user = options.user ?? DEFAULTS.user;
+  if (typeof user !== "string" || !USER_PATTERN.test(user)) fail("user", "a plain user name", user);
+  const uid = positiveInt("uid", options.uid, DEFAULTS.uid);
+  if (uid >= 60000) fail("uid", "a regular uid below 60000", uid);
+  const projectDir = absolutePath("projectDir", options.projectDir, findProjectRoot());
+  const cacheDir = absolutePath("cacheDir", options.cacheDir, join(projectDir, "container", "cache"));
+  const nodePath = absolutePath("nodePath", options.nodePath, DEFAULTS.nodePath);
+  const mirror = options.mirror ?? DEFAULTS.mirror;
+  if (typeof mirror !== "string" || !/^https?:\/\//.test(mirror)) fail("mirror", "an http(s) URL", mirror);
+  return {
+    suite,
+    unified,
+    engine,
+    name,
+    user,
+    uid,
+    projectDir,
+    cacheDir,
+    runDir: join(cacheDir, "runs", name),
+    nodePath,
+    mirror,
+    buildTimeoutMs: positiveInt("buildTimeoutMs", options.buildTimeoutMs, DEFAULTS.buildTimeoutMs),
+    bootTimeoutMs: positiveInt("bootTimeoutMs", options.bootTimeoutMs, DEFAULTS.bootTimeoutMs),
+    stopTimeoutMs: positiveInt("stopTimeoutMs", options.stopTimeoutMs, DEFAULTS.stopTimeoutMs),
+  };
+}

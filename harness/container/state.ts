@@ -1,0 +1,70 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ProcessIdentity } from "../../lib/proc/identity.ts";
+import { ContainerError } from "./errors.ts";
+import type { Suite } from "./options.ts";
+import type { Readiness } from "./readiness.ts";
+
+/** What every engine records: enough for another process (`cli.ts exec|down NAME`) to find the container again. */
+interface CommonState {
+  name: string;
+  suite: Suite;
+  unified: boolean;
+  user: string;
+  uid: number;
+  runDir: string;
+  startedAt: string;
+  /** Set once systemd and the user manager ran. */
+  readiness?: Readiness;
+}
+
+export interface NspawnState extends CommonState {
+  engine: "nspawn";
+  rootfs: string;
+  /** The systemd-nspawn process; signalled only while its start time still matches. */
+  nspawn: ProcessIdentity;
+  /** The container's systemd (host pid), the target of nsenter. */
+  pid1: ProcessIdentity | null;
+  /** The launch cgroup in every hierarchy nspawn touched; removed at teardown. */
+  cgroupDirs: string[];
+}
+
+export interface OciState extends CommonState {
+  engine: "docker" | "podman";
+  containerId: string;
+}
+
+export type ContainerState = NspawnState | OciState;
+
+const STATE_FILE = "state.json";
+
+/** Written atomically (temp file + rename): a reader never sees half a state. */
+export function saveState(state: ContainerState): void {
+  mkdirSync(state.runDir, { recursive: true });
+  const temp = join(state.runDir, `.${STATE_FILE}.${process.pid}`);
+  writeFileSync(temp, `${JSON.stringify(state, null, 2)}\n`);
+  renameSync(temp, join(state.runDir, STATE_FILE));
+}
+
+export function runsDir(cacheDir: string): string {
+  return join(cacheDir, "runs");
+}
+
+export function loadState(cacheDir: string, name: string): ContainerState {
+  const file = join(runsDir(cacheDir), name, STATE_FILE);
+  if (!existsSync(file)) throw new ContainerError("unknown-container", `no container named ${name} (no ${file})`);
+  return JSON.parse(readFileSync(file, "utf8")) as ContainerState;
+}
+
+/** Names of containers with a state file; some may have stopped already. */
+export function listStateNames(cacheDir: string): string[] {
+  const dir = runsDir(cacheDir);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((name) => existsSync(join(dir, name, STATE_FILE)));
+}
+
+/** After a clean teardown the state file goes; the run dir stays when it holds a kept journal. */
+export function markStopped(state: ContainerState): void {
+  const file = join(state.runDir, STATE_FILE);
+  if (existsSync(file)) renameSync(file, join(state.runDir, "state.stopped.json"));
+}
