@@ -1,0 +1,188 @@
+import { readFileSync, readlinkSync } from "node:fs";
+import { parseArgs } from "node:util";
+import {
+  classifyMembers,
+  decideIdle,
+  readLaunchRecord,
+  takeSnapshot,
+  underLeader,
+  type ClassifiedMember,
+  type IdleDecision,
+  type LaunchInputs,
+  type LaunchRecord,
+} from "../../lib/census/mod.ts";
+
+const USAGE = `Usage: outlive census PID [options]
+
+Lists every process under PID (by parent chain, and its process group even
+when reparented to init), with why each is included. With launch inputs,
+also says whether the harness PID may be ended while idle.
+
+Options:
+  --json                    Print one JSON object instead of a table.
+  --start-time TICKS        The start time recorded for PID; a different one gives no answer.
+  --mcp-config FILE|JSON    A Claude Code --mcp-config value (repeatable).
+  --strict-mcp-config       Only the --mcp-config servers, as Claude Code would.
+  --codex                   Read Codex's config.toml instead of Claude Code's configs.
+  --cwd DIR                 The harness's folder (default: PID's own, else this one).
+  --adopted                 Decide as for a harness with no launch record.
+  --timeout-ms MS           Time bound for reading configs (default 3000).
+  -h, --help                Show this help.
+
+The configs are read now, with PID's environment where /proc shows it; a
+daemon reads them just before the spawn instead, so an edit made since
+the harness started may give a different answer here.
+
+Exit status: 0 listed, 1 the census could not answer, 2 usage error.`;
+
+/** Where the command writes; tests pass their own. */
+export interface CommandIO {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const defaultIO: CommandIO = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+/**
+ * `outlive census PID [--json] [--mcp-config …] [--cwd DIR] [--strict-mcp-config] [--codex]`.
+ *
+ * @example
+ * ```ts
+ * import { censusCommand } from "./census.ts";
+ * process.exitCode = await censusCommand([String(process.pid), "--json"]);
+ * ```
+ */
+export async function censusCommand(args: string[], io: CommandIO = defaultIO): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        json: { type: "boolean" },
+        "start-time": { type: "string" },
+        "mcp-config": { type: "string", multiple: true },
+        "strict-mcp-config": { type: "boolean" },
+        codex: { type: "boolean" },
+        cwd: { type: "string" },
+        adopted: { type: "boolean" },
+        "timeout-ms": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    // parseArgs explains at length over several lines; the first sentence is the point.
+    return usage(io, String((error as Error).message).split("\n")[0].split(". To specify")[0]);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.out(USAGE + "\n");
+    return 0;
+  }
+  if (positionals.length !== 1) return usage(io, `expected exactly one PID, got ${positionals.length}`);
+  const pid = Number(positionals[0]);
+  if (!/^\d+$/.test(positionals[0]) || !Number.isSafeInteger(pid) || pid < 1) return usage(io, `PID must be a positive integer, got ${JSON.stringify(positionals[0])}`);
+  const startTime = values["start-time"];
+  if (startTime !== undefined && !/^\d+$/.test(startTime)) return usage(io, `--start-time must be clock ticks (digits), got ${JSON.stringify(startTime)}`);
+  const timeoutMs = values["timeout-ms"] === undefined ? 3_000 : Number(values["timeout-ms"]);
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) return usage(io, `--timeout-ms must be a non-negative number, got ${JSON.stringify(values["timeout-ms"])}`);
+  if (values.codex && (values["mcp-config"] || values["strict-mcp-config"])) return usage(io, "--codex cannot be combined with Claude Code's --mcp-config or --strict-mcp-config");
+
+  const wantsDecision = Boolean(values.adopted || values.codex || values.cwd || values["mcp-config"] || values["strict-mcp-config"]);
+  let record: LaunchRecord | null = null;
+  if (wantsDecision && !values.adopted) {
+    const argv = ["claude", ...(values["strict-mcp-config"] ? ["--strict-mcp-config"] : []), ...(values["mcp-config"] ?? []).map((c) => `--mcp-config=${c}`)];
+    const inputs: LaunchInputs = {
+      harness: values.codex ? "codex" : "claude-code",
+      argv,
+      cwd: values.cwd ?? procCwd(pid) ?? process.cwd(),
+      env: procEnv(pid) ?? process.env,
+    };
+    record = await readLaunchRecord(inputs, { timeoutMs });
+  }
+
+  const snapshot = await takeSnapshot();
+  const result = underLeader(snapshot, { pid, startTime });
+  const decision = wantsDecision ? decideIdle(result, record) : null;
+  if (!result.ok) {
+    if (values.json) io.out(JSON.stringify({ ok: false, error: result.error, decision }, null, 2) + "\n");
+    else io.err(`outlive census: no answer for pid ${pid}: ${result.error.message} (${result.error.code})\n`);
+    return 1;
+  }
+  const members = classifyMembers(result.census, record?.servers ?? []);
+  if (values.json) {
+    const { leader, groupTaken } = result.census;
+    io.out(JSON.stringify({ ok: true, source: snapshot.source, leader, groupTaken, members: members.map(memberJson), launchRecord: record, decision }, null, 2) + "\n");
+    return 0;
+  }
+  io.out(table(result.census.leader, members, result.census.groupTaken, record !== null));
+  if (record) for (const note of record.notes) io.out(`note: ${note.message} (${note.code})\n`);
+  if (decision) io.out(decisionLine(decision) + "\n");
+  return 0;
+}
+
+function usage(io: CommandIO, message: string): number {
+  io.err(`outlive census: ${message.replace(/\s+/g, " ")} (try --help)\n`);
+  return 2;
+}
+
+function memberJson(m: ClassifiedMember) {
+  const { pid, ppid, pgid, sid, state, argv, name } = m.process;
+  return { pid, ppid, pgid, sid, state, argv, name, why: m.why, role: m.role };
+}
+
+function table(leader: ClassifiedMember["process"], members: ClassifiedMember[], groupTaken: boolean, withRoles: boolean): string {
+  const depth = new Map<number, number>([[leader.pid, 0]]);
+  const lines = [`${"PID".padStart(7)} ${"PGID".padStart(7)} S  ${"WHY".padEnd(12)} ${withRoles ? "ROLE".padEnd(18) + " " : ""}ARGV`];
+  const row = (pid: number, pgid: number, state: string, why: string, role: string, argv: string, level: number) =>
+    `${String(pid).padStart(7)} ${String(pgid).padStart(7)} ${state.padEnd(2)} ${why.padEnd(12)} ${withRoles ? role.padEnd(18) + " " : ""}${"  ".repeat(level)}${argv}`;
+  lines.push(row(leader.pid, leader.pgid, leader.state, "leader", "", show(leader), 0));
+  for (const m of members) {
+    const level = m.why === "group-member" ? 1 : (depth.get(m.process.ppid) ?? 0) + 1;
+    depth.set(m.process.pid, level);
+    lines.push(row(m.process.pid, m.process.pgid, m.process.state, m.why, roleText(m), show(m.process), level));
+  }
+  if (!groupTaken) lines.push(`(pid ${leader.pid} shares this command's process group ${leader.pgid}; group members were not taken)`);
+  return lines.join("\n") + "\n";
+}
+
+function roleText(m: ClassifiedMember): string {
+  if (m.role.kind === "server") return `server ${m.role.server}`;
+  if (m.role.kind === "servers-own") return `under ${m.role.server}`;
+  return "unclaimed";
+}
+
+function show(p: { argv: readonly string[]; name: string }): string {
+  return p.argv.length === 0 ? `[${p.name}]` : p.argv.map((a) => (a === "" || /[\s"'\\$]/.test(a) ? JSON.stringify(a) : a)).join(" ");
+}
+
+function decisionLine(d: IdleDecision): string {
+  if (d.verdict === "retire") return `decision: retire (${d.servers.length} MCP server${d.servers.length === 1 ? "" : "s"}, nothing else runs under it)`;
+  if (d.blocking) return `decision: keep: pid ${d.blocking.pid} runs ${show(d.blocking)} (${d.blocking.why})`;
+  return `decision: keep: ${d.reason.message} (${d.reason.code})`;
+}
+
+function procCwd(pid: number): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return null;
+  }
+}
+
+function procEnv(pid: number): Record<string, string> | null {
+  try {
+    const env: Record<string, string> = {};
+    for (const entry of readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")) {
+      const eq = entry.indexOf("=");
+      if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+    }
+    return env;
+  } catch {
+    return null;
+  }
+}
