@@ -16,7 +16,7 @@ export interface BlockingProcess {
 
 /** Whether an idle harness may be ended, and if not, what stands in the way. */
 export type IdleDecision =
-  | { verdict: "retire"; servers: { pid: number; server: string }[] }
+  | { verdict: "retire"; servers: { pid: number; server: string }[]; blocking?: undefined; reason?: undefined }
   | { verdict: "keep"; blocking: BlockingProcess; reason?: undefined }
   | { verdict: "keep"; blocking?: undefined; reason: CensusError };
 

@@ -32,8 +32,10 @@ export async function startHarness(
   options: { env?: NodeJS.ProcessEnv; cwd?: string; detached?: boolean; shellPrefix?: string } = {},
 ): Promise<RunningHarness> {
   const json = JSON.stringify(plans);
+  // Under Deno, execPath is deno; only a direct spawn of it is turned into `deno run`.
+  const node = "deno" in process.versions ? "node" : process.execPath;
   const [cmd, args] = options.shellPrefix
-    ? ["sh", ["-c", `${options.shellPrefix}\nexec "$0" "$1" "$2"`, process.execPath, HARNESS_SCRIPT, json]]
+    ? ["sh", ["-c", `${options.shellPrefix}\nexec "$0" "$1" "$2"`, node, HARNESS_SCRIPT, json]]
     : [process.execPath, [HARNESS_SCRIPT, json]];
   const child = spawn(cmd as string, args as string[], {
     env: options.env ?? process.env,
