@@ -62,15 +62,15 @@ export interface ExitEvent extends GenerationRef {
  *
  * @example
  * ```ts
- * import { GenerationTable, type ErrorEvent, type ProcessSink } from "./mod.ts";
+ * import { GenerationTable, type GenerationErrorEvent, type ProcessSink } from "./mod.ts";
  * let sink: ProcessSink | undefined;
  * const table = new GenerationTable<null>({ start: (_s, s) => ((sink = s), { pid: null, kill: () => false }) });
- * table.on("error", (e: ErrorEvent) => console.log(e.generation, e.error.code)); // "1 PROCESS_FAULT"
+ * table.on("error", (e: GenerationErrorEvent) => console.log(e.generation, e.error.code)); // "1 PROCESS_FAULT"
  * table.spawn("k", null);
  * sink!.fault(new Error("EPERM"));
  * ```
  */
-export interface ErrorEvent extends GenerationRef {
+export interface GenerationErrorEvent extends GenerationRef {
   readonly pid: number | null;
   readonly error: GenerationError;
 }
@@ -138,7 +138,7 @@ export interface RetiredEvent extends GenerationRef {
 export interface GenerationEvents {
   output: OutputEvent;
   exit: ExitEvent;
-  error: ErrorEvent;
+  error: GenerationErrorEvent;
   superseded: SupersededEvent;
   retired: RetiredEvent;
 }

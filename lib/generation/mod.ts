@@ -12,9 +12,9 @@
  *
  * @module
  */
-export { GenerationTable, type GenerationTableOptions, type GenerationInfo, type KillResult, type SpawnResult } from "./table.ts";
+export { GenerationTable, type GenerationTableOptions, type GenerationInfo, type GenerationKillResult, type SpawnResult } from "./table.ts";
 export { isCurrentGeneration, type KeyState } from "./check.ts";
 export { childProcessSource, type ChildProcessSpec, type ChildProcessSourceOptions } from "./child-process.ts";
 export { GenerationError, type GenerationErrorCode } from "./errors.ts";
 export type { KillSignal, OutputStream, ProcessHandle, ProcessSink, ProcessSource } from "./handle.ts";
-export type { ErrorEvent, ExitEvent, GenerationEvents, GenerationRef, OutputEvent, RetiredEvent, SupersededEvent } from "./events.ts";
+export type { GenerationErrorEvent, ExitEvent, GenerationEvents, GenerationRef, OutputEvent, RetiredEvent, SupersededEvent } from "./events.ts";

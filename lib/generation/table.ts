@@ -70,13 +70,13 @@ export interface SpawnResult extends GenerationRef {
  *
  * @example
  * ```ts
- * import { GenerationTable, childProcessSource, type KillResult } from "./mod.ts";
+ * import { GenerationTable, childProcessSource, type GenerationKillResult } from "./mod.ts";
  * const table = new GenerationTable(childProcessSource());
- * const r: KillResult = table.kill("nobody");
+ * const r: GenerationKillResult = table.kill("nobody");
  * console.log(r.ok ? r.generation : r.error.code); // "NO_CURRENT"
  * ```
  */
-export type KillResult =
+export type GenerationKillResult =
   | { readonly ok: true; readonly key: string; readonly generation: number; readonly pid: number | null; readonly delivered: boolean }
   | { readonly ok: false; readonly error: GenerationError };
 
@@ -178,7 +178,7 @@ export class GenerationTable<Spec> {
   }
 
   /** Signals the generation that owns `key` (default SIGTERM). It stays current until it settles. */
-  kill(key: string, signal: KillSignal = "SIGTERM"): KillResult {
+  kill(key: string, signal: KillSignal = "SIGTERM"): GenerationKillResult {
     const record = this.#records.get(key);
     const entry = record?.current == null ? undefined : record.live.get(record.current);
     if (entry === undefined) {
