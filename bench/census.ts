@@ -1,0 +1,126 @@
+// What a census costs: one /proc snapshot of about 2,000 processes vs
+// `ps -axww -o pid=,ppid=,pgid=,stat=,args=` plus parsing, and vs the
+// ps-list and pidtree packages, all in the same run; then one mayRetireIdle
+// against a launch record of 20 servers.
+// Run: npx tsc -p tsconfig.json && node dist/bench/census.js
+import { execFile, spawn } from "node:child_process";
+import { performance } from "node:perf_hooks";
+import { promisify } from "node:util";
+import psList from "ps-list";
+import pidtree from "pidtree";
+import {
+  mayRetireIdle,
+  parsePsOutput,
+  PS_ARGS,
+  readLaunchRecord,
+  takeSnapshot,
+  underLeader,
+  type LaunchRecord,
+} from "../lib/census/mod.ts";
+import { readProcStat } from "../lib/proc/stat.ts";
+
+const SLEEPERS = 2_000;
+const SHELLS = 20;
+const SERVERS = 20;
+const ROUNDS = 15;
+const WARMUP = 3;
+const TARGET_RATIO = 0.5;
+
+const run = promisify(execFile);
+
+async function median(label: string, work: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < WARMUP; i++) await work();
+  const times: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const start = performance.now();
+    await work();
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  const mid = times[Math.floor(times.length / 2)];
+  console.log(`${label.padEnd(44)} median ${mid.toFixed(2).padStart(8)} ms   (min ${times[0].toFixed(2)}, max ${times[times.length - 1].toFixed(2)})`);
+  return mid;
+}
+
+/** Shells that each start a share of the sleepers and wait; their pids are how everything is ended. */
+function startSleepers(): number[] {
+  const per = SLEEPERS / SHELLS;
+  const shells: number[] = [];
+  for (let s = 0; s < SHELLS; s++) {
+    const child = spawn("sh", ["-c", `i=0; while [ $i -lt ${per} ]; do sleep 900 & i=$((i+1)); done; wait`], { stdio: "ignore", detached: true });
+    shells.push(child.pid!);
+  }
+  return shells;
+}
+
+/** A stand-in harness with SERVERS servers as direct children (`sleep 9001` … `sleep 9020`). */
+function startHarness(): number {
+  const script = Array.from({ length: SERVERS }, (_, i) => `sleep ${9001 + i} &`).join(" ") + " wait";
+  return spawn("sh", ["-c", script], { stdio: "ignore", detached: true }).pid!;
+}
+
+async function waitForCount(parents: number[], want: number): Promise<void> {
+  const set = new Set(parents);
+  for (let tries = 0; tries < 600; tries++) {
+    const snap = await takeSnapshot();
+    const have = snap.processes.filter((p) => set.has(p.ppid) && p.argv[0] === "sleep").length;
+    if (have >= want) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`only some of the ${want} sleepers started`);
+}
+
+async function endAll(parents: number[]): Promise<number> {
+  const set = new Set(parents);
+  const snap = await takeSnapshot();
+  const pids = [...parents, ...snap.processes.filter((p) => set.has(p.ppid)).map((p) => p.pid)];
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Gone already.
+    }
+  }
+  return pids.length;
+}
+
+async function main(): Promise<void> {
+  const shells = startSleepers();
+  const harness = startHarness();
+  try {
+    await waitForCount(shells, SLEEPERS);
+    await waitForCount([harness], SERVERS);
+    const total = (await takeSnapshot()).processes.length;
+    console.log(`processes on the machine: ${total} (${SLEEPERS} sleepers started for this run)\n`);
+
+    const ours = await median("census takeSnapshot (/proc)", () => takeSnapshot());
+    const ps = await median("ps -axww -o … + parsePsOutput", async () => parsePsOutput((await run("ps", [...PS_ARGS], { maxBuffer: 64 << 20 })).stdout));
+    const viaPs = await median("census takeSnapshot({ source: \"ps\" })", () => takeSnapshot({ source: "ps" }));
+    const list = await median("ps-list (all processes)", () => psList());
+    const tree = await median("pidtree(-1) (all pids, no argv)", () => pidtree(-1));
+
+    const servers = Array.from({ length: SERVERS }, (_, i) => ({ name: `s${i + 1}`, command: "sleep", args: [String(9001 + i)] }));
+    const record: LaunchRecord = await readLaunchRecord({ harness: "other", cwd: "/", env: { PATH: process.env.PATH }, servers });
+    const leader = { pid: harness, startTime: readProcStat(harness)!.startTime };
+    const first = await mayRetireIdle(leader, record);
+    if (first.verdict !== "retire") throw new Error(`expected retire, got ${JSON.stringify(first)}`);
+    console.log("");
+    const idle = await median(`mayRetireIdle, ${SERVERS} servers (own snapshot)`, () => mayRetireIdle(leader, record));
+    const snapshot = await takeSnapshot();
+    const decideOnly = await median(`mayRetireIdle, ${SERVERS} servers (given snapshot)`, () => mayRetireIdle(leader, record, { snapshot }));
+    await median("underLeader alone (given snapshot)", async () => underLeader(snapshot, leader));
+
+    console.log("\nratios (lower is better; target census/ps <= " + TARGET_RATIO + "):");
+    const ratio = (a: number, b: number) => (a / b).toFixed(3) + "x";
+    console.log(`  census snapshot / (ps + parse)      ${ratio(ours, ps)}  ${ours / ps <= TARGET_RATIO ? "meets target" : "MISSES target"}`);
+    console.log(`  census snapshot / ps-list           ${ratio(ours, list)}`);
+    console.log(`  census snapshot / pidtree           ${ratio(ours, tree)}`);
+    console.log(`  census ps fallback / (ps + parse)   ${ratio(viaPs, ps)}`);
+    console.log(`  decision on a given snapshot        ${decideOnly.toFixed(3)} ms; with its own snapshot ${idle.toFixed(2)} ms`);
+  } finally {
+    const ended = await endAll([...shells, harness]);
+    console.log(`\nended ${ended} processes by pid`);
+  }
+}
+
+await main();
