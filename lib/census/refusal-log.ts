@@ -72,9 +72,10 @@ export function refusalStampPath(dir: string, sessionId: string): string {
  *
  * @example
  * ```ts
+ * import { mkdtempSync } from "node:fs";
  * import { logRefusal } from "./refusal-log.ts";
  * const keep = { verdict: "keep" as const, blocking: { pid: 7, argv: ["vite"], name: "vite", why: "child-chain" as const } };
- * const dir = "/tmp/outlive-refusals-example";
+ * const dir = mkdtempSync("/tmp/outlive-refusals-");
  * console.log((await logRefusal(keep, { dir, sessionId: "s1", now: 0, write: () => {} })).logged); // true
  * console.log((await logRefusal(keep, { dir, sessionId: "s1", now: 1_000, write: () => {} })).logged); // false
  * ```

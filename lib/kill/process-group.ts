@@ -1,12 +1,40 @@
-/** True while any process is in the group (kill with signal 0 finds one). */
+import { readdirSync } from "node:fs";
+import { readProcStat } from "../proc/stat.ts";
+
+/**
+ * True while a live (non-zombie) process is in the group. kill(-pgid, 0)
+ * answers for zombies too, and an orphan's zombie stays forever where PID 1
+ * does not reap, so a group it finds is confirmed from /proc.
+ */
 export function groupExists(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (error) {
     // EPERM means it exists but belongs to someone we may not signal.
-    return (error as { code?: string }).code === "EPERM";
+    if ((error as { code?: string }).code !== "EPERM") return false;
   }
+  return groupHasLiveMember(pgid);
+}
+
+function groupHasLiveMember(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return true; // cannot tell: assume it lives, which only makes a kill wait longer
+  }
+  for (const name of entries) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    let stat;
+    try {
+      stat = readProcStat(Number(name));
+    } catch {
+      continue;
+    }
+    if (stat && stat.pgid === pgid && stat.state !== "Z" && stat.state !== "X") return true;
+  }
+  return false;
 }
 
 /** Signals the whole group; false when it no longer exists. */

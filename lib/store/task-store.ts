@@ -139,10 +139,12 @@ export class TaskStore {
 
   /**
    * Reads every record. Corrupt ones are moved to `quarantine/` with the
-   * reason beside them; newer-schema ones are left untouched. Either way
-   * they are reported, and the rest load normally.
+   * reason beside them (unless `quarantine: false`, for read-only views);
+   * newer-schema ones are left untouched. Either way they are reported, and
+   * the rest load normally.
    */
-  async loadAll(concurrency = 64): Promise<{ records: TaskRecord[]; unreadable: UnreadableTask[] }> {
+  async loadAll(options: { quarantine?: boolean; concurrency?: number } = {}): Promise<{ records: TaskRecord[]; unreadable: UnreadableTask[] }> {
+    const concurrency = options.concurrency ?? 64;
     const ids = await this.ids();
     const records: TaskRecord[] = [];
     const unreadable: UnreadableTask[] = [];
@@ -159,7 +161,9 @@ export class TaskStore {
         }
         if (result.ok) records.push(result.record);
         else {
-          const quarantinedTo = result.problem.kind === "corrupt" ? await this.quarantine(id, result.problem.reason) : null;
+          const quarantinedTo = result.problem.kind === "corrupt" && options.quarantine !== false
+            ? await this.quarantine(id, result.problem.reason)
+            : null;
           unreadable.push({ id, problem: result.problem, quarantinedTo });
         }
       }

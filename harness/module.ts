@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+/**
+ * The "module": a long-running supervisor process as a daemon runs it. It
+ * opens an outlive supervisor on a storage (replaying what an earlier
+ * incarnation left) and speaks newline-delimited JSON over stdio:
+ *
+ *   → {"req":1,"op":"run","spec":{…RunSpec}}       ← {"reply":1,"ok":true,"task":{…}}
+ *   → {"req":2,"op":"kill","id":"…","graceMs":500} ← {"reply":2,"ok":true,"how":"term","task":{…}}
+ *   → {"req":3,"op":"list"}                        ← {"reply":3,"ok":true,"tasks":[…]}
+ *   → {"req":4,"op":"ack","id":"…"}                ← {"reply":4,"ok":true,"task":{…}}
+ *   → {"op":"draining","reason":"restart"}          ← {"event":"drained","reason":"restart"}, then exit 0
+ *   ← {"event":"ready","incarnation":…,"pid":…,"placement":…,"reason":…,"replay":{…}}
+ *   ← {"event":"completion","task":{…}}             (each terminal task once; ack to stop redelivery)
+ *
+ * EOF on stdin without a drain notice means the daemon went away: every task
+ * is ended, as for `disable`.
+ */
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { OutliveError, Supervisor, type SupervisorOptions } from "../lib/mod.ts";
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    storage: { type: "string" },
+    placement: { type: "string" },
+    prefix: { type: "string" },
+    mode: { type: "string" },
+    "grace-ms": { type: "string" },
+    "liveness-ms": { type: "string" },
+  },
+});
+
+function send(message: unknown): void {
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+const sup = await Supervisor.open({
+  storage: values.storage,
+  mode: (values.mode ?? "daemon") as SupervisorOptions["mode"],
+  placement: (values.placement ?? "auto") as SupervisorOptions["placement"],
+  prefix: values.prefix,
+  graceMs: values["grace-ms"] ? Number(values["grace-ms"]) : undefined,
+  livenessIntervalMs: values["liveness-ms"] ? Number(values["liveness-ms"]) : undefined,
+  log: (line) => {
+
+    process.stderr.write(`module: ${line}\n`);
+  },
+});
+
+send({
+  event: "ready",
+  pid: process.pid,
+  incarnation: sup.incarnation.id,
+  placement: sup.placement.name,
+  reason: sup.placementReason,
+  replay: sup.replayReport,
+});
+
+(async () => {
+  for await (const task of sup.completions()) send({ event: "completion", task });
+})();
+
+let drained = false;
+const lines = createInterface({ input: process.stdin });
+for await (const line of lines) {
+  if (!line.trim()) continue;
+  let msg: { req?: number; op?: string; spec?: unknown; id?: string; graceMs?: number; reason?: string };
+  try {
+    msg = JSON.parse(line);
+  } catch {
+    send({ event: "error", message: `not JSON: ${line.slice(0, 80)}` });
+    continue;
+  }
+  if (msg.op === "draining") {
+    drained = true;
+    await sup.drain(msg.reason as never).catch((e) => send({ event: "error", message: (e as Error).message }));
+    send({ event: "drained", reason: msg.reason });
+    break;
+  }
+  void handle(msg);
+}
+if (!drained) {
+  // The connection ended with no drain notice: the daemon is gone for good.
+  await sup.drain("shutdown");
+}
+process.exit(0);
+
+async function handle(msg: { req?: number; op?: string; spec?: unknown; id?: string; graceMs?: number }): Promise<void> {
+  try {
+    switch (msg.op) {
+      case "run":
+        return send({ reply: msg.req, ok: true, task: await sup.run(msg.spec as never) });
+      case "kill": {
+        const result = await sup.kill(msg.id!, { graceMs: msg.graceMs });
+        return send({ reply: msg.req, ok: true, how: result.how, task: result.record });
+      }
+      case "list":
+        return send({ reply: msg.req, ok: true, tasks: sup.list() });
+      case "get":
+        return send({ reply: msg.req, ok: true, task: sup.get(msg.id!) });
+      case "ack":
+        return send({ reply: msg.req, ok: true, task: await sup.ack(msg.id!) });
+      default:
+        return send({ reply: msg.req, ok: false, code: "E_BAD_OPTION", message: `unknown op ${JSON.stringify(msg.op)}` });
+    }
+  } catch (error) {
+    send({ reply: msg.req, ok: false, code: (error as OutliveError).code ?? "E_INTERNAL", message: (error as Error).message });
+  }
+}

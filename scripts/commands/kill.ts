@@ -1,0 +1,22 @@
+import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
+import { help, number } from "./run.ts";
+import { withSupervisor } from "./storage-view.ts";
+import { taskSummary, taskTable } from "./task-table.ts";
+import { UsageError } from "./usage-error.ts";
+
+export const KILL_HELP = `usage: outlive kill ID [--grace MS] [--json]
+
+SIGTERM to the task's process group, up to --grace ms (default 2000), SIGKILL, then the
+placement's cgroup kill. Prints how it ended: term, kill, already-gone, pid-reused, terminal.
+${SUPERVISOR_FLAGS_HELP}`;
+
+export async function killCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, { ...SUPERVISOR_FLAGS, grace: { type: "string" } });
+  if (values.help) return help(KILL_HELP);
+  if (positionals.length !== 1) throw new UsageError("kill takes exactly one task id");
+  const graceMs = values.grace === undefined ? undefined : number("--grace", values.grace);
+  const result = await withSupervisor(supervisorOptions(values, true), (sup) => sup.kill(positionals[0], { graceMs }));
+  if (values.json) console.log(JSON.stringify({ how: result.how, task: taskSummary(result.record) }));
+  else console.log(`${result.how}\n${taskTable([result.record])}`);
+  return 0;
+}

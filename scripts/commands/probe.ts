@@ -1,0 +1,32 @@
+import { choosePlacement, makePlacements } from "../../lib/mod.ts";
+import { parseFlags, SUPERVISOR_FLAGS_HELP } from "./supervisor-flags.ts";
+import { help } from "./run.ts";
+import { formatTable } from "./task-table.ts";
+
+export const PROBE_HELP = `usage: outlive probe [--prefix NAME] [--json]
+
+Says, for every placement, whether it works here and why (not), and what auto would choose
+in daemon and in standalone mode.
+${SUPERVISOR_FLAGS_HELP}`;
+
+export async function probeCommand(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, {
+    prefix: { type: "string" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  }, false);
+  if (values.help) return help(PROBE_HELP);
+  const placements = makePlacements(values.prefix ?? "outlive", undefined);
+  const daemon = await choosePlacement(placements, "auto", "daemon");
+  const standalone = await choosePlacement(placements, "auto", "standalone");
+  if (values.json) {
+    console.log(JSON.stringify({
+      probes: daemon.probes,
+      auto: { daemon: { name: daemon.placement.name, reason: daemon.reason }, standalone: { name: standalone.placement.name, reason: standalone.reason } },
+    }, null, 2));
+    return 0;
+  }
+  console.log(formatTable([["PLACEMENT", "WORKS", "WHY"], ...daemon.probes.map((p) => [p.name, p.ok ? "yes" : "no", p.reason])]));
+  console.log(`\nauto, daemon mode:     ${daemon.reason}\nauto, standalone mode: ${standalone.reason}`);
+  return 0;
+}

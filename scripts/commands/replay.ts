@@ -1,0 +1,31 @@
+import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
+import { help } from "./run.ts";
+import { withSupervisor } from "./storage-view.ts";
+import { taskSummary, taskTable } from "./task-table.ts";
+
+export const REPLAY_HELP = `usage: outlive replay [--json]
+
+Opens the storage as its supervisor, replays every task (adopts the live ones, records the
+real end of the ones that ended), stops the units of finished tasks, and prints what it found.
+${SUPERVISOR_FLAGS_HELP}`;
+
+export async function replayCommand(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, SUPERVISOR_FLAGS, false);
+  if (values.help) return help(REPLAY_HELP);
+  const { report, records } = await withSupervisor(supervisorOptions(values, Boolean(values.json)), async (sup) => ({
+    report: sup.replayReport,
+    records: sup.list(),
+  }));
+  if (values.json) {
+    console.log(JSON.stringify({ report, tasks: records.map(taskSummary) }, null, 2));
+    return 0;
+  }
+  console.log(
+    `adopted ${report.adopted.length}, finished ${report.finished.length}, unchanged ${report.unchanged.length}, ` +
+      `deferred ${report.deferred.length}, unreadable ${report.unreadable.length}, cleaned up ${report.cleanedUp.length}, ` +
+      `foreign units left alone ${report.foreign.length}`,
+  );
+  console.log(taskTable(records));
+  for (const u of report.unreadable) console.log(`unreadable ${u.id}: ${u.problem.reason}`);
+  return 0;
+}

@@ -1,0 +1,18 @@
+import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
+import { help } from "./run.ts";
+import { withSupervisor } from "./storage-view.ts";
+import { taskSummary, taskTable } from "./task-table.ts";
+
+export const STOP_ALL_HELP = `usage: outlive stop-all [--json]
+
+Ends every task of the storage (kill ladder, then the cgroup kill) and stops every unit or
+cgroup of the prefix whose record is in this storage. Units with no record here are left alone.
+${SUPERVISOR_FLAGS_HELP}`;
+
+export async function stopAllCommand(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, SUPERVISOR_FLAGS, false);
+  if (values.help) return help(STOP_ALL_HELP);
+  const records = await withSupervisor(supervisorOptions(values, true), (sup) => sup.stopAll());
+  console.log(values.json ? JSON.stringify(records.map(taskSummary), null, 2) : taskTable(records));
+  return 0;
+}

@@ -1,0 +1,43 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { SupervisorOptions } from "../../lib/mod.ts";
+import { UsageError } from "./usage-error.ts";
+
+/** Flags every command that touches a storage understands. */
+export const SUPERVISOR_FLAGS = {
+  storage: { type: "string" },
+  mode: { type: "string" },
+  placement: { type: "string" },
+  prefix: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies ParseArgsConfig["options"];
+
+export const SUPERVISOR_FLAGS_HELP = `  --storage DIR      task storage (default $OUTLIVE_STORAGE, else $XDG_STATE_HOME/outlive, else ~/.local/state/outlive)
+  --mode MODE        daemon | standalone (default $OUTLIVE_MODE, else standalone)
+  --placement NAME   auto | systemd-scope | cgroup-v2 | process-group (default auto)
+  --prefix NAME      unit and cgroup name prefix (default outlive)
+  --json             print JSON`;
+
+/** parseArgs with usage errors turned into UsageError. */
+export function parseFlags<O extends NonNullable<ParseArgsConfig["options"]>>(
+  args: string[],
+  options: O,
+  allowPositionals = true,
+): { values: { [K in keyof O]?: O[K]["type"] extends "boolean" ? boolean : string }; positionals: string[] } {
+  try {
+    return parseArgs({ args, options, allowPositionals, strict: true }) as never;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** Supervisor options from the common flags; the supervisor itself checks their values. */
+export function supervisorOptions(values: Record<string, unknown>, quiet = false): SupervisorOptions {
+  return {
+    storage: values.storage as string | undefined,
+    mode: ((values.mode as string | undefined) ?? process.env.OUTLIVE_MODE) as SupervisorOptions["mode"],
+    placement: values.placement as SupervisorOptions["placement"],
+    prefix: values.prefix as string | undefined,
+    log: quiet ? () => {} : undefined,
+  };
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+import { OutliveError } from "../lib/mod.ts";
+import { KILL_HELP, killCommand } from "./commands/kill.ts";
+import { LOGS_HELP, logsCommand } from "./commands/logs.ts";
+import { PROBE_HELP, probeCommand } from "./commands/probe.ts";
+import { PS_HELP, psCommand } from "./commands/ps.ts";
+import { REPLAY_HELP, replayCommand } from "./commands/replay.ts";
+import { RUN_HELP, runCommand } from "./commands/run.ts";
+import { STOP_ALL_HELP, stopAllCommand } from "./commands/stop-all.ts";
+import { UsageError } from "./commands/usage-error.ts";
+import { WAIT_HELP, waitCommand } from "./commands/wait.ts";
+import { censusCommand } from "./commands/census.ts";
+
+const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help: string }> = {
+  run: { run: runCommand, help: RUN_HELP },
+  ps: { run: psCommand, help: PS_HELP },
+  wait: { run: waitCommand, help: WAIT_HELP },
+  kill: { run: killCommand, help: KILL_HELP },
+  logs: { run: logsCommand, help: LOGS_HELP },
+  replay: { run: replayCommand, help: REPLAY_HELP },
+  "stop-all": { run: stopAllCommand, help: STOP_ALL_HELP },
+  probe: { run: probeCommand, help: PROBE_HELP },
+  census: { run: censusCommand, help: "usage: outlive census PID [--json] … (see outlive census --help)" },
+};
+
+const HELP = `usage: outlive COMMAND [OPTIONS]
+
+Background commands that outlive a restart of their supervisor.
+
+commands:
+  run       start a task (its id is printed once it runs)
+  ps        list tasks and their true state
+  wait      wait until a task has ended
+  kill      end a task: TERM, grace, KILL, cgroup kill
+  logs      print a task's output
+  replay    replay the storage now and print what was found
+  stop-all  end every task of the storage
+  probe     which placements work here, and why
+  census    what runs under a process, and may it be retired when idle
+
+outlive COMMAND --help for a command's options.`;
+
+/** Runs the CLI; returns the exit code (2 for usage errors, 1 for failures). */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    console.log(HELP);
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  try {
+    if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}; see outlive --help`);
+    return await command.run(rest);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`${command ? `outlive ${name}` : "outlive"}: ${error.message}`);
+      return 2;
+    }
+    if (error instanceof OutliveError) {
+      console.error(`outlive ${name}: ${error.message} [${error.code}]`);
+      return error.code === "E_BAD_OPTION" || error.code === "E_BAD_ID" ? 2 : 1;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,77 @@
+import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ModuleProcess } from "../../harness/module-client.ts";
+import { CgroupV2Placement } from "../../lib/mod.ts";
+import { pidReuseUnavailable, spawnWithPid } from "../support/pid-reuse.ts";
+
+const cgroupProbe = await new CgroupV2Placement({ prefix: "outlive-test-restart" }).probe();
+const placements = ["process-group", ...(cgroupProbe.ok ? ["cgroup-v2"] : [])];
+if (!cgroupProbe.ok) console.log(`restart test: cgroup-v2 variant skipped: ${cgroupProbe.reason}`);
+const noReuse = pidReuseUnavailable();
+if (noReuse) console.log(`restart test skipped: ${noReuse}`);
+
+const cleanups: Array<() => void> = [];
+afterAll(() => cleanups.forEach((f) => f()));
+
+describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and replayed (%s)", (placement) => {
+  it("adopts the running, reports the finished, kills with EXIT traps, never touches a reused pid", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-restart-"));
+    const trapFile = join(storage, "trap-ran");
+    const launch = { storage, placement, prefix: "outlive-test-restart", livenessMs: 100 };
+    const first = await ModuleProcess.start(launch);
+    cleanups.push(() => first.child.kill("SIGKILL"));
+    expect(first.ready.placement).toBe(placement);
+
+    const run = async (spec: object) => (await first.request("run", { spec })).task;
+    const running = await run({ id: "still-running", argv: ["sleep", "30"] });
+    const finishes = await run({ id: "finishes-while-down", shell: "echo working; sleep 1; echo done; exit 7" });
+    const trapped = await run({ id: "exit-trap", argv: ["bash", "-c", `trap 'echo cleaned > ${trapFile}' EXIT; echo armed; sleep 30`] });
+    const reused = await run({ id: "pid-reused", argv: ["sleep", "30"] });
+    for (const t of [running, finishes, trapped, reused]) expect(t.state).toBe("running");
+
+    await first.kill9();
+    // The pid-reuse victim dies with no one to record it, and its pid goes to an unrelated process.
+    process.kill(-reused.pgid, "SIGKILL");
+    const stranger = await spawnWithPid(reused.pid);
+    cleanups.push(() => stranger.kill("SIGKILL"));
+    await new Promise((r) => setTimeout(r, 1500)); // let "finishes-while-down" finish with no supervisor
+
+    const second = await ModuleProcess.start(launch);
+    cleanups.push(() => second.child.kill("SIGKILL"));
+    const replay = second.ready.replay;
+    expect(replay.adopted.sort()).toEqual(["exit-trap", "still-running"]);
+    const finished = Object.fromEntries(replay.finished.map((f: { id: string }) => [f.id, f]));
+    expect(finished["finishes-while-down"]).toMatchObject({ state: "exited", exitCode: 7 });
+    expect(finished["pid-reused"].state).toBe("lost");
+    expect(finished["pid-reused"].reason).toContain("pid reused");
+    expect(finished["pid-reused"].reason).not.toContain("fate unknown");
+    expect(existsSync(`/proc/${stranger.pid}`)).toBe(true);
+
+    const killedTrap = await second.request("kill", { id: "exit-trap", graceMs: 2000 });
+    expect(killedTrap.how).toBe("term");
+    expect(killedTrap.task.state).toBe("killed");
+    expect(readFileSync(trapFile, "utf8")).toBe("cleaned\n");
+    const killedSleep = await second.request("kill", { id: "still-running", graceMs: 2000 });
+    expect(killedSleep.task.state).toBe("killed");
+    expect(existsSync(`/proc/${running.pid}`) && readFileSync(`/proc/${running.pid}/stat`, "utf8").includes("sleep")).toBe(false);
+
+    // Every task's completion reaches the owner exactly once.
+    await second.nextEvent((m) => m.event === "completion" && m.task.id === "still-running");
+    const delivered = second.completions().map((t) => t.id).sort();
+    expect(delivered).toEqual(["exit-trap", "finishes-while-down", "pid-reused", "still-running"]);
+    const out = (await second.request("list")).tasks.find((t: { id: string }) => t.id === "finishes-while-down");
+    expect(out.outputTail).toBe("working\ndone\n");
+
+    // Stranger untouched by everything above.
+    expect(existsSync(`/proc/${stranger.pid}`)).toBe(true);
+    await second.drain("disable");
+    rmSync(storage, { recursive: true, force: true });
+  });
+});
+
+afterAll(() => {
+  // The base cgroup the test's prefix made on the host; removed once its task cgroups are gone.
+  if (cgroupProbe.ok && cgroupProbe.details.baseDir) rmdirSync(String(cgroupProbe.details.baseDir));
+});
