@@ -1,4 +1,4 @@
-import { $ } from "zx";
+import { spawn } from "node:child_process";
 
 /** What a host command did. `timedOut` means it was stopped at its bound, not that it failed. */
 export interface CommandResult {
@@ -17,9 +17,19 @@ export interface CommandOptions {
   env?: Record<string, string>;
 }
 
+/** How long output may keep arriving after the command itself exited. */
+const DRAIN_MS = 1_000;
+
 /**
- * Runs an argv on the host (through zx, which quotes every word) and never
- * throws for a non-zero exit: callers decide what an exit code means.
+ * Runs an argv on the host (no shell, so no quoting) and never throws for a
+ * non-zero exit: callers decide what an exit code means.
+ *
+ * Not zx: zx settles when the output pipes close, and `systemd-run --pipe`
+ * hands our pipes to the unit inside the container, so a command past its
+ * bound kept zx waiting until the unit itself ended (30 s for `sleep 30`
+ * with a 1 s timeout). Here the result is settled by the process's exit,
+ * plus a short bounded drain, and the timeout kills the whole process group
+ * (nsenter forks a child to enter the PID namespace).
  *
  * @example
  * ```ts
@@ -28,19 +38,59 @@ export interface CommandOptions {
  * console.log(r.exitCode, r.stdout); // 0 "hi\n"
  * ```
  */
-export async function runCommand(argv: string[], options: CommandOptions): Promise<CommandResult> {
-  const started = Date.now();
-  const shell = $({
-    nothrow: true,
-    quiet: true,
-    verbose: false,
-    timeout: `${options.timeoutMs}ms`,
-    timeoutSignal: "SIGKILL",
-    env: { ...process.env, ...(options.env ?? {}) },
-    ...(options.input !== undefined ? { input: options.input } : { stdio: ["ignore", "pipe", "pipe"] }),
+export function runCommand(argv: string[], options: CommandOptions): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    const [file, ...args] = argv;
+    const child = spawn(file!, args, {
+      detached: true,
+      stdio: [options.input !== undefined ? "pipe" : "ignore", "pipe", "pipe"],
+      env: { ...process.env, ...(options.env ?? {}) },
+    });
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    if (options.input !== undefined) {
+      child.stdin!.on("error", () => {}); // A command that does not read its input closes the pipe early.
+      child.stdin!.end(options.input);
+    }
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+    }, options.timeoutMs);
+
+    let settled = false;
+    const settle = (exitCode: number | null, signal: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ exitCode, signal, stdout, stderr, timedOut });
+    };
+    child.on("error", (error) => {
+      stderr += `${error.message}\n`;
+      settle(127, null);
+    });
+    child.on("exit", (exitCode, signal) => {
+      // Output still in flight is read for a moment; a pipe held open by someone else is then let go.
+      const drain = setTimeout(() => {
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+        settle(exitCode, signal);
+      }, timedOut ? 0 : DRAIN_MS);
+      child.on("close", () => {
+        clearTimeout(drain);
+        settle(exitCode, signal);
+      });
+    });
   });
-  const out = await shell`${argv}`;
-  // zx reports a timeout only through the signal; the clock tells it apart from a kill by someone else.
-  const timedOut = out.signal === "SIGKILL" && Date.now() - started >= options.timeoutMs;
-  return { exitCode: out.exitCode, signal: out.signal, stdout: out.stdout, stderr: out.stderr, timedOut };
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // The group is gone already.
+  }
 }

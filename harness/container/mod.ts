@@ -1,0 +1,26 @@
+/**
+ * A real systemd container for harness scenarios: nspawn on machines with no
+ * container engine, docker/podman where they really run the image.
+ *
+ * @example
+ * ```ts
+ * import { bootContainer } from "./mod.ts";
+ * const c = await bootContainer({ suite: "trixie" });
+ * try {
+ *   const r = await c.exec(["systemd-run", "--user", "--scope", "true"], { user: true, timeoutMs: 10_000 });
+ *   console.log(r.exitCode);
+ * } finally {
+ *   await c.teardown();
+ * }
+ * ```
+ */
+export { bootContainer, attachContainer, stderrLog } from "./boot.ts";
+export { ContainerHandle, type ContainerInfo, type ExecOptions, type ExecResult, type JournalOptions, type StartOptions } from "./handle.ts";
+export type { Machine, TeardownReport, EnterOptions } from "./machine.ts";
+export { ContainerError, describeFailure, EXIT_CANNOT_RUN_HERE, type ContainerErrorCode } from "./errors.ts";
+export { DEFAULTS, SUITES, resolveOptions, type ContainerOptions, type Suite, type EngineName } from "./options.ts";
+export { ensureRootfs, type CachedRootfs } from "./rootfs.ts";
+export type { Readiness } from "./readiness.ts";
+export { findHostCgroups, type HostCgroups } from "./host-cgroup.ts";
+export { runtimeDir } from "./systemd-run.ts";
+export { cannotRunHereReason } from "./preflight.ts";
