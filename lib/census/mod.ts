@@ -6,6 +6,7 @@
  * @example
  * ```ts
  * import { spawn } from "node:child_process";
+ * import { mkdtempSync } from "node:fs";
  * import { readProcStat } from "../proc/stat.ts";
  * import { logRefusal, mayRetireIdle, readLaunchRecord } from "./mod.ts";
  *
@@ -16,7 +17,7 @@
  * const leader = { pid: harness.pid!, startTime: readProcStat(harness.pid!)!.startTime };
  * const decision = await mayRetireIdle(leader, record);
  * console.log(decision.verdict); // "keep": the sleep is real work
- * await logRefusal(decision, { dir: "/tmp/outlive-example", sessionId: "demo" });
+ * await logRefusal(decision, { dir: mkdtempSync("/tmp/outlive-refusals-"), sessionId: "demo", write: console.log });
  * process.kill(-harness.pid!, "SIGKILL");
  * ```
  *

@@ -8,6 +8,12 @@ import type { CensusProcess, ProcessSnapshot } from "./snapshot.ts";
  * thousand tiny files, blocking reads into one reused buffer are several
  * times faster than the promise API, and the scan is what makes the census
  * cheaper than spawning `ps`.
+ *
+ * @example
+ * ```ts
+ * import { scanProc } from "./proc-scan.ts";
+ * console.log(scanProc("/proc").processes.some((p) => p.pid === process.pid)); // true
+ * ```
  */
 export function scanProc(procRoot: string): ProcessSnapshot {
   const takenAt = Date.now();
@@ -65,6 +71,12 @@ function readOne(reader: ProcFileReader, procRoot: string, name: string, problem
  * Splits `/proc/<pid>/cmdline` on NUL. The kernel ends each argument with a
  * NUL, so one trailing NUL is dropped; an argument that is itself empty
  * stays an empty string, which keeps argv exact.
+ *
+ * @example
+ * ```ts
+ * import { splitCmdline } from "./proc-scan.ts";
+ * console.log(splitCmdline("node\0a b\0\0")); // ["node", "a b", ""]
+ * ```
  */
 export function splitCmdline(text: string): string[] {
   if (text.length === 0) return [];
