@@ -69,21 +69,23 @@ export async function readLaunchRecord(inputs: LaunchInputs, options: LaunchReco
   const timeoutMs = options.timeoutMs ?? 3_000;
   const readAt = new Date().toISOString();
   const controller = new AbortController();
-  const onOuterAbort = () => controller.abort();
-  options.signal?.addEventListener("abort", onOuterAbort, { once: true });
+  let why = `the MCP configs could not be read within ${timeoutMs} ms (option timeoutMs)`;
+  const onOuterAbort = () => {
+    why = "the caller abandoned reading the MCP configs";
+    controller.abort();
+  };
+  if (options.signal?.aborted) onOuterAbort();
+  else options.signal?.addEventListener("abort", onOuterAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<"timeout">((done) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      done("timeout");
-    }, timeoutMs);
-    controller.signal.addEventListener("abort", () => done("timeout"), { once: true });
+  const cutOff = new Promise<"cut-off">((done) => {
+    if (controller.signal.aborted) return done("cut-off");
+    controller.signal.addEventListener("abort", () => done("cut-off"), { once: true });
+    timer = setTimeout(() => controller.abort(), timeoutMs);
   });
-  if (options.signal?.aborted) controller.abort();
   try {
-    const outcome = await Promise.race([collect(inputs, options, controller.signal), timedOut]);
-    if (outcome === "timeout") {
-      const note = censusError("launch-record-unknown", `the MCP configs could not be read within ${timeoutMs} ms (option timeoutMs); no process can be shown to be a server`);
+    const outcome = await Promise.race([collect(inputs, options, controller.signal), cutOff]);
+    if (outcome === "cut-off" || controller.signal.aborted) {
+      const note = censusError("launch-record-unknown", `${why}; no process can be shown to be a server`);
       return { known: false, servers: [], notes: [note], readAt };
     }
     return { known: true, servers: outcome.servers, notes: outcome.notes, readAt };
