@@ -19,6 +19,8 @@ export type GenerationErrorCode =
   | "SPAWN_FAILED"
   /** The underlying process reported a fault that did not end it (e.g. a failed kill). */
   | "PROCESS_FAULT"
+  /** `adopt` was given a generation this table has already issued or passed. */
+  | "GENERATION_TAKEN"
   /** `kill(key)` found no live generation owning the key. */
   | "NO_CURRENT";
 

@@ -12,7 +12,7 @@
  *
  * @module
  */
-export { GenerationTable, type GenerationTableOptions, type GenerationInfo, type GenerationKillResult, type SpawnResult } from "./table.ts";
+export { GenerationTable, type GenerationTableOptions, type GenerationInfo, type GenerationKillResult, type AdoptResult, type SpawnResult } from "./table.ts";
 export { isCurrentGeneration, type KeyState } from "./check.ts";
 export { childProcessSource, type ChildProcessSpec, type ChildProcessSourceOptions } from "./child-process.ts";
 export { GenerationError, type GenerationErrorCode } from "./errors.ts";

@@ -2,7 +2,7 @@ import { isCurrentGeneration } from "./check.ts";
 import { GenerationEntry, KeyRecord } from "./entry.ts";
 import { GenerationError } from "./errors.ts";
 import type { GenerationEvents, GenerationRef } from "./events.ts";
-import type { KillSignal, OutputStream, ProcessSink, ProcessSource } from "./handle.ts";
+import type { KillSignal, OutputStream, ProcessHandle, ProcessSink, ProcessSource } from "./handle.ts";
 import { ListenerSet } from "./listeners.ts";
 
 /**
@@ -24,6 +24,12 @@ export interface GenerationTableOptions {
    * does after the bump is delivered as the key's.
    */
   supersedeSignal?: KillSignal;
+  /**
+   * The highest generation ever issued before this table existed (e.g. the
+   * largest `generation` among stored task records). Default 0. The counter
+   * continues after it, so a restarted supervisor never reuses a number.
+   */
+  lastGeneration?: number;
 }
 
 /**
@@ -76,6 +82,21 @@ export interface SpawnResult extends GenerationRef {
  * console.log(r.ok ? r.generation : r.error.code); // "NO_CURRENT"
  * ```
  */
+/**
+ * The outcome of `adopt`: the sink to feed the adopted process's events into, or why it was refused.
+ *
+ * @example
+ * ```ts
+ * import { GenerationTable, childProcessSource, type AdoptResult } from "./mod.ts";
+ * const table = new GenerationTable(childProcessSource());
+ * const r: AdoptResult = table.adopt("k", 7, { pid: null, kill: () => false });
+ * console.log(r.ok); // true
+ * ```
+ */
+export type AdoptResult =
+  | { readonly ok: true; readonly key: string; readonly generation: number; readonly sink: ProcessSink }
+  | { readonly ok: false; readonly error: GenerationError };
+
 export type GenerationKillResult =
   | { readonly ok: true; readonly key: string; readonly generation: number; readonly pid: number | null; readonly delivered: boolean }
   | { readonly ok: false; readonly error: GenerationError };
@@ -109,6 +130,11 @@ export class GenerationTable<Spec> {
   constructor(source: ProcessSource<Spec>, options: GenerationTableOptions = {}) {
     this.#source = source;
     this.#supersedeSignal = checkSignal("supersedeSignal", options.supersedeSignal ?? "SIGTERM");
+    const last = options.lastGeneration ?? 0;
+    if (!Number.isSafeInteger(last) || last < 0) {
+      throw new GenerationError("INVALID_OPTION", `Expected the \`lastGeneration\` option to be a non-negative integer, got \`${String(last)}\` (${typeof last})`);
+    }
+    this.#counter = last;
   }
 
   /** Subscribes to an event; returns the function that unsubscribes. */
@@ -175,6 +201,39 @@ export class GenerationTable<Spec> {
       });
     }
     return { key, generation, pid: entry.pid, superseded };
+  }
+
+  /**
+   * Tracks a process this table did not start: a keyed task found alive on
+   * replay after a supervisor restart. Adopt in ascending generation order;
+   * each generation must be above every one this table has issued or
+   * adopted (else `GENERATION_TAKEN`). The adopted generation owns the key;
+   * an earlier one under the key becomes a superseded predecessor WITHOUT
+   * being signalled (whether to kill it is replay's decision). Feed the
+   * process's events into the returned sink until it settles.
+   */
+  adopt(key: string, generation: number, handle: ProcessHandle): AdoptResult {
+    checkKey(key);
+    if (!Number.isSafeInteger(generation) || generation <= this.#counter) {
+      return {
+        ok: false,
+        error: new GenerationError("GENERATION_TAKEN", `cannot adopt generation ${generation} of key ${JSON.stringify(key)}: it must be an integer above ${this.#counter}, the highest issued or adopted so far`),
+      };
+    }
+    this.#counter = generation;
+    let record = this.#records.get(key);
+    if (record === undefined) {
+      record = new KeyRecord();
+      this.#records.set(key, record);
+    }
+    const previous = record.current === null ? undefined : record.live.get(record.current);
+    if (previous !== undefined) previous.supersededBy = generation;
+    const entry = new GenerationEntry(key, generation);
+    entry.handle = handle;
+    entry.pid = handle.pid;
+    record.live.set(generation, entry);
+    record.current = generation;
+    return { ok: true, key, generation, sink: this.#sinkFor(entry) };
   }
 
   /** Signals the generation that owns `key` (default SIGTERM). It stays current until it settles. */

@@ -147,4 +147,37 @@ describe("GenerationTable ordering (fake handles)", () => {
     expect(() => table.spawn("", { key: "" })).toThrow(expect.objectContaining({ code: "INVALID_KEY" }));
     expect(() => new GenerationTable(new FakeSource(), { supersedeSignal: -1 })).toThrow(GenerationError);
   });
+
+  it("continues the counter after lastGeneration, so a restart never reuses a number", () => {
+    const table = new GenerationTable<FakeSpec>(new FakeSource(), { lastGeneration: 41 });
+    expect(table.spawn("k", { key: "k" }).generation).toBe(42);
+    expect(() => new GenerationTable(new FakeSource(), { lastGeneration: 1.5 })).toThrow(expect.objectContaining({ code: "INVALID_OPTION" }));
+  });
+
+  it("adopts replayed processes in generation order; a spawn then supersedes the adopted owner", () => {
+    const source = new FakeSource();
+    const table = new GenerationTable<FakeSpec>(source);
+    const log: string[] = [];
+    table.on("exit", (e) => log.push(`exit ${e.generation}`));
+    table.on("retired", (e) => log.push(`retired ${e.generation} by ${e.by}`));
+    table.on("output", (e) => log.push(`output ${e.generation}`));
+    const kills: string[] = [];
+    const handle = (name: string) => ({ pid: null, kill: (signal: unknown) => (kills.push(`${name} ${String(signal)}`), true) });
+    const older = table.adopt("k", 5, handle("five"));
+    const newer = table.adopt("k", 8, handle("eight"));
+    expect(table.adopt("k", 8, handle("again"))).toMatchObject({ ok: false, error: { code: "GENERATION_TAKEN" } });
+    if (!older.ok || !newer.ok) throw new Error("adoption refused");
+    expect(kills).toEqual([]); // adoption never signals: replay decides
+    expect(table.live().map((g) => [g.generation, g.current])).toEqual([[5, false], [8, true]]);
+    older.sink.output("stdout", "stale");
+    const next = table.spawn("k", { key: "k" });
+    expect(next.generation).toBe(9);
+    expect(kills).toEqual(["eight SIGTERM"]);
+    newer.sink.output("stdout", "stale too");
+    older.sink.close(143, null);
+    newer.sink.close(null, "SIGTERM");
+    source.started[0].sink.output("stdout", "mine");
+    source.started[0].sink.close(0, null);
+    expect(log).toEqual(["retired 5 by 8", "retired 8 by 9", "output 9", "exit 9"]);
+  });
 });
