@@ -138,7 +138,15 @@ export class ModuleProcess {
   /** Tells the module why it drains and waits for it to exit. */
   async drain(reason: string, timeoutMs = 30_000): Promise<void> {
     this.child.stdin!.write(`${JSON.stringify({ op: "draining", reason })}\n`);
-    await Promise.race([this.exited, new Promise((_, rej) => setTimeout(() => rej(new Error("module did not exit after drain")), timeoutMs))]);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`module did not exit within ${timeoutMs} ms of the drain notice`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.exited, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** SIGKILL, as a crash or a cgroup kill would. */

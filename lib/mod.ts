@@ -20,3 +20,5 @@ export { killLadder, type KillHow, type KillLadderOptions, type KillTarget } fro
 export { decideReplay, exitWords, type PidEvidence, type ReplayDecision, type ReplayEvidence } from "./replay/decide.ts";
 export { replayAll, type ReplayItem } from "./replay/replay-all.ts";
 export * from "./proc/mod.ts";
+export * from "./census/mod.ts";
+export * from "./generation/mod.ts";

@@ -51,18 +51,20 @@ export class CgroupV2Placement implements Placement {
     if (!this.mount) return no("no cgroup v2 hierarchy is mounted (looked in /proc/self/mountinfo)");
     details.layout = this.mount === "/sys/fs/cgroup" ? "unified" : "hybrid";
     if (!this.baseDir) return no(`no writable cgroup under ${this.mount} (not root, and no delegated subtree)`);
+    // The probe makes nothing: an existing base must be writable, a missing one creatable in its parent.
+    const existing = existsSync(this.baseDir) ? this.baseDir : dirname(this.baseDir);
     try {
-      mkdirSync(this.baseDir, { recursive: true });
-      accessSync(join(this.baseDir, "cgroup.procs"), constants.W_OK);
+      accessSync(existing, constants.W_OK);
+      accessSync(join(existing, "cgroup.procs"), constants.W_OK);
     } catch (error) {
-      return no(`cannot write ${this.baseDir}: ${(error as Error).message}`);
+      return no(`cannot write ${existing}: ${(error as Error).message}`);
     }
-    if (!existsSync(join(this.baseDir, "cgroup.kill"))) {
-      return no(`${this.baseDir} has no cgroup.kill (Linux 5.14 or later is needed)`);
+    if (!existsSync(join(existing, existing === this.mount ? "cgroup.procs" : "cgroup.kill"))) {
+      return no(`${existing} has no cgroup.kill (Linux 5.14 or later is needed)`);
     }
-    const controllers = readText(join(this.baseDir, "cgroup.controllers")).split(/\s+/).filter(Boolean);
+    const controllers = readText(join(existing, "cgroup.controllers")).split(/\s+/).filter(Boolean);
     details.controllers = controllers;
-    details.memory = controllers.includes("memory") || readText(join(dirname(this.baseDir), "cgroup.controllers")).includes("memory");
+    details.memory = controllers.includes("memory");
     return {
       name: this.name,
       ok: true,
@@ -79,6 +81,7 @@ export class CgroupV2Placement implements Placement {
   async plan(task: PlacementTask): Promise<SpawnPlan> {
     const dir = this.taskDir(task.id);
     try {
+      mkdirSync(this.requireBase(), { recursive: true });
       mkdirSync(dir);
     } catch (error) {
       throw new OutliveError("E_PLACEMENT_UNAVAILABLE", `Cannot create the task cgroup ${dir}: ${(error as Error).message}`);

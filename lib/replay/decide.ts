@@ -60,7 +60,8 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
     if (oom && code >= 128) {
       return finish("oom_killed", code, `killed by the kernel's OOM killer (oom_kill ${ev.oomKills} in memory.events)`);
     }
-    if (record.state === "killing" && record.killStartedAt && at >= record.killStartedAt) {
+    // The supervisor saw the marker empty before it wrote `killing` (file times are too coarse to order the two).
+    if (record.state === "killing") {
       return finish(record.killState ?? "killed", code, `${record.killReason ?? "killed by outlive"}; exit code ${code} after the signal`);
     }
     if (ev.timedOutAt && ev.timedOutAt <= at) {

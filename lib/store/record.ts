@@ -76,7 +76,7 @@ export interface TaskRecord {
   supervisorCgroup: string | null;
   placement: PlacementName;
   location: TaskLocation;
-  /** When outlive began to kill the task (ISO); an exit marker written before this still wins. */
+  /** When outlive began to kill the task (ISO). It is set only after the exit marker was seen empty, so an exit code written before the kill still wins. */
   killStartedAt: string | null;
   /** Why outlive is killing it (e.g. "killed by request", "superseded by generation 3"). */
   killReason: string | null;

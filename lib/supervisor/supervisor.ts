@@ -3,13 +3,14 @@ import { watch } from "node:fs";
 import { OutliveError } from "../errors.ts";
 import { type KillHow, killLadder } from "../kill/kill-ladder.ts";
 import { groupExists, signalGroup } from "../kill/process-group.ts";
+import { readExitMarker } from "../observe/exit-marker.ts";
 import { summarizeOutput } from "../observe/output-tail.ts";
 import { choosePlacement, makePlacements } from "../placement/choose.ts";
 import type { Placement } from "../placement/placement.ts";
 import { bootId } from "../proc/boot-id.ts";
 import { inspectPid } from "../proc/identity.ts";
 import { decideReplay, type ReplayDecision } from "../replay/decide.ts";
-import { gatherEvidence } from "../replay/evidence.ts";
+import { gatherEvidence, pidEvidence } from "../replay/evidence.ts";
 import { replayAll } from "../replay/replay-all.ts";
 import { spawnTask } from "../spawn/spawn-task.ts";
 import { wrapperArgv } from "../spawn/wrapper.ts";
@@ -422,11 +423,9 @@ export class Supervisor {
     w.checking = (async () => {
       do {
         w.recheck = false;
-        const record = this.records.get(id);
-        if (!record || isTerminal(record.state)) return;
         try {
-          const decision = decideReplay(record, await this.evidence(record));
-          if (decision.kind === "finish") await this.finish(record, decision);
+          const decided = await this.decideNow(id);
+          if (decided?.decision.kind === "finish") await this.finish(decided.record, decided.decision);
         } catch (error) {
           this.options.log(`observing ${id} failed: ${(error as Error).message}`);
         }
@@ -466,11 +465,43 @@ export class Supervisor {
     }
   }
 
+  /**
+   * Decides a task from fresh evidence. The record may change while the
+   * evidence is gathered (a kill begins): then the evidence is gathered
+   * again, so a decision never pairs new evidence with an old record.
+   * Null when the task is terminal already.
+   */
+  private async decideNow(id: string): Promise<{ record: TaskRecord; decision: ReplayDecision } | null> {
+    for (;;) {
+      const before = this.records.get(id);
+      if (!before || isTerminal(before.state)) return null;
+      const evidence = await this.evidence(before);
+      const after = this.records.get(id);
+      if (after === before) return { record: before, decision: decideReplay(before, evidence) };
+    }
+  }
+
   // ---- kill and settle -----------------------------------------------------
 
   private async runLadder(record: TaskRecord, options: { graceMs?: number; reason?: string; state?: "killed" | "timed_out" }): Promise<KillResult> {
     const placement = this.placements[record.placement];
     if (record.state !== "killing") {
+      // An exit code already written wins over the kill: the task ended on its own first.
+      if ((await readExitMarker(this.store.paths(record.id).exit)).kind === "code") {
+        return { record: await this.settleAfterKill(record.id), how: "already-gone" };
+      }
+      if (pidEvidence(record, placement) === "reused") {
+        // Never signal a pid that is someone else's now; only the task's own cgroup may still be ended.
+        const done = await this.finish(record, {
+          kind: "finish",
+          state: "lost",
+          exitCode: null,
+          reason: `pid reused: pid ${record.pid} belongs to another process now, which was not signalled; the task ended without an exit code`,
+          endRemnants: false,
+        });
+        await placement.killAll(record).catch(() => {});
+        return { record: done, how: "pid-reused" };
+      }
       record = {
         ...record,
         state: "killing",
@@ -478,7 +509,7 @@ export class Supervisor {
         killReason: options.reason ?? "killed by request",
         killState: options.state ?? "killed",
       };
-      // Written before the first signal: a marker older than this is a real exit, a newer one is the kill's.
+      // Written before the first signal, and only after the marker was seen empty: any exit code that appears from now on is the kill's.
       await this.store.write(record);
       this.records.set(record.id, record);
     }
@@ -492,30 +523,18 @@ export class Supervisor {
         { graceMs: options.graceMs ?? this.options.graceMs, killAll: () => placement.killAll(record) },
       );
     }
-    const final = await this.settleAfterKill(record.id, how);
+    const final = await this.settleAfterKill(record.id);
     return { record: final, how };
   }
 
-  /** After a ladder the task is gone (or was never ours): decide its end now rather than on the next wake. */
-  private async settleAfterKill(id: string, how: KillHow): Promise<TaskRecord> {
+  /** After a ladder the task is gone: decide its end now rather than on the next wake. */
+  private async settleAfterKill(id: string): Promise<TaskRecord> {
     const w = this.watched.get(id);
     if (w?.checking) await w.checking;
-    let record = this.records.get(id)!;
-    if (isTerminal(record.state)) return record;
-    const decision = decideReplay(record, await this.evidence(record));
-    if (decision.kind === "finish") return this.finish(record, decision);
-    if (how === "pid-reused") {
-      return this.finish(record, {
-        kind: "finish",
-        state: "lost",
-        exitCode: null,
-        reason: `pid reused: pid ${record.pid} belongs to another process now, which was not signalled`,
-        endRemnants: false,
-      });
-    }
-    // Still alive after SIGKILL and the cgroup kill: say so rather than pretend.
-    record = this.records.get(id)!;
-    return record;
+    const decided = await this.decideNow(id);
+    if (decided?.decision.kind === "finish") return this.finish(decided.record, decided.decision);
+    // Terminal already, or still alive after SIGKILL and the cgroup kill: the record says which, truthfully.
+    return this.records.get(id)!;
   }
 
   private async finish(record: TaskRecord, decision: Extract<ReplayDecision, { kind: "finish" }>): Promise<TaskRecord> {

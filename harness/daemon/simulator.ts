@@ -1,0 +1,94 @@
+import { ModuleProcess, type ModuleLaunch } from "../module-client.ts";
+import { ModuleCgroup } from "./module-cgroup.ts";
+
+export interface SimulatorOptions extends Omit<ModuleLaunch, "wrap"> {
+  /** Name of the module cgroup under the cgroup v2 mount. Default `<prefix>-module-<pid>`. */
+  moduleCgroupName?: string;
+  /** Parent directory of the module cgroup. Default: the cgroup v2 mount. */
+  moduleCgroupParent?: string;
+  /** How long a draining module gets to exit before SIGTERM. Default 5000 ms. */
+  drainWaitMs?: number;
+}
+
+/** One restart as the daemon did it, for reports and timelines. */
+export interface RestartMark {
+  at: string;
+  kind: "restart" | "crash" | "stop";
+  reason: string;
+  /** Moment the module's cgroup was killed. */
+  killedAt: string | null;
+  /** When the new module said it had replayed. */
+  readyAt: string | null;
+}
+
+/**
+ * A daemon like the one in the field report: it runs the module in a cgroup
+ * of its own, talks NDJSON with it, and on a restart drains it, waits, and
+ * writes `cgroup.kill` on the module's cgroup before starting the next
+ * module on the same storage.
+ */
+export class DaemonSimulator {
+  readonly options: SimulatorOptions;
+  readonly cgroup: ModuleCgroup | null;
+  module!: ModuleProcess;
+  readonly modules: ModuleProcess[] = [];
+  readonly marks: RestartMark[] = [];
+
+  constructor(options: SimulatorOptions) {
+    this.options = options;
+    const why = ModuleCgroup.unavailable(options.moduleCgroupParent);
+    this.cgroup = why
+      ? null
+      : ModuleCgroup.create(options.moduleCgroupName ?? `${options.prefix ?? "outlive"}-module-${process.pid}`, options.moduleCgroupParent);
+  }
+
+  async start(): Promise<ModuleProcess> {
+    this.module = await ModuleProcess.start({ ...this.options, wrap: this.cgroup?.enterArgv() });
+    this.modules.push(this.module);
+    return this.module;
+  }
+
+  /**
+   * Drain with a reason (the module ends or keeps its tasks by it), wait for
+   * the module to exit, then kill its cgroup as the field's daemon does, and
+   * start the next module, which replays.
+   */
+  async restart(reason: "restart" | "reload" = "restart"): Promise<ModuleProcess> {
+    const mark: RestartMark = { at: new Date().toISOString(), kind: "restart", reason, killedAt: null, readyAt: null };
+    this.marks.push(mark);
+    await this.module.drain(reason, this.options.drainWaitMs ?? 5000).catch(() => this.module.child.kill("SIGTERM"));
+    await this.killModuleCgroup(mark);
+    await this.start();
+    mark.readyAt = new Date().toISOString();
+    return this.module;
+  }
+
+  /** The module's cgroup is killed with no drain notice (a crash of the daemon's kind). */
+  async crash(): Promise<ModuleProcess> {
+    const mark: RestartMark = { at: new Date().toISOString(), kind: "crash", reason: "cgroup.kill without notice", killedAt: null, readyAt: null };
+    this.marks.push(mark);
+    await this.killModuleCgroup(mark);
+    await this.start();
+    mark.readyAt = new Date().toISOString();
+    return this.module;
+  }
+
+  /** Stops for good: `disable` ends every task. */
+  async stop(reason: "disable" | "shutdown" = "disable"): Promise<void> {
+    this.marks.push({ at: new Date().toISOString(), kind: "stop", reason, killedAt: null, readyAt: null });
+    await this.module.drain(reason).catch(() => this.module.child.kill("SIGKILL"));
+  }
+
+  /** Ends the module (if still running) and removes its cgroup. Tasks outside it are not touched. */
+  async dispose(): Promise<void> {
+    for (const m of this.modules) m.child.kill("SIGKILL");
+    await this.cgroup?.remove();
+  }
+
+  private async killModuleCgroup(mark: RestartMark): Promise<void> {
+    mark.killedAt = new Date().toISOString();
+    if (this.cgroup) await this.cgroup.kill();
+    else this.module.child.kill("SIGKILL");
+    await this.module.exited;
+  }
+}

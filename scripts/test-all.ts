@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: the Node suite (vitest), the Deno suite (deno test) and the
+ * harness scenarios, then one closing line `N passed, N failed, N skipped`.
+ * Exits non-zero when anything failed.
+ */
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { $ } from "zx";
+import { projectRoot } from "../harness/module-client.ts";
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    "no-deno": { type: "boolean" },
+    "no-scenarios": { type: "boolean" },
+    "no-node": { type: "boolean" },
+  },
+});
+
+const root = projectRoot();
+$.cwd = root;
+$.verbose = true;
+$.nothrow = true;
+
+interface Tally {
+  suite: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  /** The runner failed in a way its counts do not show (crash, compile error). */
+  broken: boolean;
+}
+const tallies: Tally[] = [];
+
+if (!values["no-node"]) {
+  const report = join(mkdtempSync(join(tmpdir(), "outlive-vitest-")), "report.json");
+  const run = await $`npx vitest run --reporter=default --reporter=json --outputFile=${report}`;
+  let t: Tally = { suite: "node (vitest)", passed: 0, failed: 0, skipped: 0, broken: true };
+  if (existsSync(report)) {
+    const j = JSON.parse(readFileSync(report, "utf8"));
+    t = {
+      suite: "node (vitest)",
+      passed: j.numPassedTests,
+      failed: j.numFailedTests,
+      skipped: j.numPendingTests + j.numTodoTests,
+      broken: run.exitCode !== 0 && j.numFailedTests === 0,
+    };
+  }
+  tallies.push(t);
+}
+
+if (!values["no-deno"]) {
+  const run = await $`node_modules/.bin/deno test -A --no-check=remote test/deno/`;
+  const plain = run.stdout.replace(/\x1b\[[0-9;]*m/g, "");
+  const m = /(?:ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed(?: \| (\d+) ignored)?/.exec(plain);
+  tallies.push({
+    suite: "deno (deno test)",
+    passed: m ? Number(m[1]) : 0,
+    failed: m ? Number(m[3]) : 0,
+    skipped: m?.[4] ? Number(m[4]) : 0,
+    broken: !m || (run.exitCode !== 0 && Number(m[3]) === 0),
+  });
+}
+
+if (!values["no-scenarios"] && existsSync(join(root, "dist/harness/scenarios.js"))) {
+  const report = join(mkdtempSync(join(tmpdir(), "outlive-scenarios-")), "summary.json");
+  const run = await $`node dist/harness/scenarios.js --summary-json ${report}`;
+  let t: Tally = { suite: "scenarios (harness)", passed: 0, failed: 0, skipped: 0, broken: true };
+  if (existsSync(report)) {
+    const j = JSON.parse(readFileSync(report, "utf8"));
+    t = { suite: "scenarios (harness)", passed: j.passed, failed: j.failed, skipped: j.skipped, broken: run.exitCode !== 0 && j.failed === 0 };
+  }
+  tallies.push(t);
+}
+
+console.log("");
+for (const t of tallies) {
+  console.log(`${t.suite.padEnd(22)} ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped${t.broken ? "  (the runner itself failed: see above)" : ""}`);
+}
+const sum = (k: "passed" | "failed" | "skipped") => tallies.reduce((n, t) => n + t[k], 0);
+const failed = sum("failed") + tallies.filter((t) => t.broken).length;
+console.log(`${sum("passed")} passed, ${failed} failed, ${sum("skipped")} skipped`);
+process.exitCode = failed > 0 ? 1 : 0;
