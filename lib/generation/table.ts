@@ -236,6 +236,15 @@ export class GenerationTable<Spec> {
     return { ok: true, key, generation, sink: this.#sinkFor(entry) };
   }
 
+  /**
+   * Raises the counter to at least `generation` (never lowers it): after
+   * adopting the live generations found on replay, reserve every number a
+   * stored record ever used, so none is issued twice.
+   */
+  reserveThrough(generation: number): void {
+    if (Number.isSafeInteger(generation) && generation > this.#counter) this.#counter = generation;
+  }
+
   /** Signals the generation that owns `key` (default SIGTERM). It stays current until it settles. */
   kill(key: string, signal: KillSignal = "SIGTERM"): GenerationKillResult {
     const record = this.#records.get(key);

@@ -27,6 +27,7 @@ import { checkTaskId, newTaskId } from "../store/task-id.ts";
 import { TaskStore, type UnreadableTask } from "../store/task-store.ts";
 import { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type RunSpec, type SupervisorOptions } from "./options.ts";
+import { KeyedTasks } from "./keyed-tasks.ts";
 import { checkRunSpec } from "./run-spec.ts";
 
 /** What replay found when the supervisor opened. */
@@ -89,6 +90,8 @@ export class Supervisor {
   private readonly records = new Map<string, TaskRecord>();
   private readonly watched = new Map<string, Watched>();
   private readonly queue = new CompletionQueue();
+  /** One task per key; made at replay, once the largest stored generation is known. */
+  private keyed!: KeyedTasks;
   private readonly bootIdNow = bootId();
   private closed = false;
 
@@ -131,6 +134,8 @@ export class Supervisor {
   async run(spec: RunSpec): Promise<TaskRecord> {
     this.assertOpen();
     const checked = checkRunSpec(spec, this.options);
+    // The key moves to the new generation before anything else happens, so a predecessor is stale from here on.
+    const keyed = checked.key === null ? null : this.keyed.begin(checked.key);
     const id = checked.id ?? newTaskId();
     const now = new Date();
     const timeout = checked.timeoutSeconds;
@@ -139,7 +144,7 @@ export class Supervisor {
       schemaVersion: SCHEMA_VERSION,
       id,
       key: checked.key,
-      generation: null,
+      generation: keyed?.generation ?? null,
       command: checked.command,
       cwd: checked.cwd,
       state: "starting",
@@ -168,7 +173,13 @@ export class Supervisor {
       acknowledgedAt: null,
     };
     // The record exists before the process does: a crash from here on leaves a `starting` record replay can explain.
-    const paths = await this.store.create(record);
+    let paths;
+    try {
+      paths = await this.store.create(record);
+    } catch (error) {
+      if (keyed) this.keyed.failed(keyed.handle, error as Error);
+      throw error;
+    }
     this.records.set(id, record);
     let spawned;
     try {
@@ -192,6 +203,7 @@ export class Supervisor {
     } catch (error) {
       await this.settle(record, { state: "lost", exitCode: null, reason: `spawn failed: ${(error as Error).message}` });
       await this.placement.release(record).catch(() => {});
+      if (keyed) this.keyed.failed(keyed.handle, error as Error);
       throw error;
     }
     const live = inspectPid(spawned.pid);
@@ -208,6 +220,8 @@ export class Supervisor {
     this.records.set(id, record);
     record = await this.awaitPlaced(record);
     this.observe(record, spawned.child);
+    // Superseded while it was being spawned? The held supersede is carried out now.
+    if (keyed) this.keyed.started(keyed.handle, record);
     return record;
   }
 
@@ -216,6 +230,13 @@ export class Supervisor {
     const record = this.records.get(checkTaskId(id));
     if (!record) throw new OutliveError("E_NO_TASK", `No task ${JSON.stringify(id)} in ${this.store.root}`);
     return record;
+  }
+
+  /** The live task that owns `key` now (the newest generation), or null. */
+  current(key: string): TaskRecord | null {
+    const generation = this.keyed.current(key);
+    if (generation === null) return null;
+    return this.list().find((r) => r.key === key && r.generation === generation) ?? null;
   }
 
   /** Every readable task, oldest first. */
@@ -309,6 +330,12 @@ export class Supervisor {
   private async replay(): Promise<void> {
     const { records, unreadable } = await this.store.loadAll();
     for (const r of records) this.records.set(r.id, r);
+    this.keyed = new KeyedTasks({
+      supersede: (id, by) => {
+        void this.kill(id, { reason: `superseded by generation ${by}` }).catch((e) =>
+          this.options.log(`ending ${id}, superseded by generation ${by}, failed: ${(e as Error).message}`));
+      },
+    });
     const report: ReplayReport = { adopted: [], finished: [], unchanged: [], deferred: [], unreadable, cleanedUp: [], foreign: [] };
     const items = await replayAll(records, (r) => this.evidence(r), {
       concurrency: this.options.replayConcurrency,
@@ -332,6 +359,10 @@ export class Supervisor {
         report.finished.push({ id: done.id, state: done.state, exitCode: done.exitCode, reason: done.reason ?? "" });
       }
     }
+    // Keyed tasks take their keys again, oldest generation first, so the newest owns each key.
+    const live = this.list().filter((r) => !isTerminal(r.state) && r.key !== null);
+    for (const r of live.sort((a, b) => (a.generation ?? 0) - (b.generation ?? 0))) this.keyed.adopt(r);
+    this.keyed.reserveThrough(Math.max(0, ...this.list().map((r) => r.generation ?? 0)));
     for (const record of this.list()) {
       if (isTerminal(record.state) && !record.acknowledgedAt) this.queue.push(record);
     }
@@ -572,6 +603,7 @@ export class Supervisor {
       for (const resolve of w.waiters) resolve(done);
     }
     this.queue.push(done);
+    this.keyed.ended(done);
     return done;
   }
 
