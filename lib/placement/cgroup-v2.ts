@@ -82,7 +82,14 @@ export class CgroupV2Placement implements Placement {
     const dir = this.taskDir(task.id);
     try {
       mkdirSync(this.requireBase(), { recursive: true });
-      mkdirSync(dir);
+      try {
+        mkdirSync(dir);
+      } catch (error) {
+        // The base may have been removed by the release of the last other task a moment ago.
+        if ((error as { code?: string }).code !== "ENOENT") throw error;
+        mkdirSync(this.requireBase(), { recursive: true });
+        mkdirSync(dir);
+      }
     } catch (error) {
       throw new OutliveError("E_PLACEMENT_UNAVAILABLE", `Cannot create the task cgroup ${dir}: ${(error as Error).message}`);
     }
@@ -114,7 +121,7 @@ export class CgroupV2Placement implements Placement {
     const dir = record.location.cgroupDir;
     if (!dir) return;
     await killCgroup(dir);
-    await removeCgroup(dir);
+    await this.remove(dir);
   }
 
   async isEmpty(record: TaskRecord): Promise<boolean | null> {
@@ -147,11 +154,16 @@ export class CgroupV2Placement implements Placement {
   async stop(id: string): Promise<void> {
     const dir = this.taskDir(id);
     await killCgroup(dir);
-    await removeCgroup(dir);
+    await this.remove(dir);
   }
 
   async release(record: TaskRecord): Promise<void> {
-    if (record.location.cgroupDir) await removeCgroup(record.location.cgroupDir);
+    if (record.location.cgroupDir) await this.remove(record.location.cgroupDir);
+  }
+
+  /** Removes a task's cgroup once empty, and the base with it when no other task is left in it. */
+  private async remove(dir: string): Promise<void> {
+    if ((await removeCgroup(dir)) && this.baseDir) await removeCgroup(this.baseDir);
   }
 
   /** memory.max needs the memory controller enabled from the mount down to the task's parent; never ignored silently. */
