@@ -1,0 +1,129 @@
+import { describe, expect, it } from "vitest";
+import { decideReplay, type ReplayEvidence, SCHEMA_VERSION, type TaskRecord } from "../../lib/mod.ts";
+
+const T0 = "2026-11-30T10:00:00.000Z";
+const record = (over: Partial<TaskRecord> = {}): TaskRecord => ({
+  schemaVersion: SCHEMA_VERSION,
+  id: "t-1",
+  key: null,
+  generation: null,
+  command: { argv: ["sleep", "60"] },
+  cwd: "/",
+  state: "running",
+  exitCode: null,
+  reason: null,
+  createdAt: T0,
+  startedAt: T0,
+  finishedAt: null,
+  lastOutputAt: null,
+  outputTail: null,
+  timeoutSeconds: null,
+  deadlineAt: "2026-12-01T10:00:00.000Z",
+  deadlineIsTimeout: false,
+  memoryMaxBytes: null,
+  pid: 4242,
+  pgid: 4242,
+  startTime: "777",
+  bootId: "boot-a",
+  incarnation: "i-old",
+  supervisorCgroup: "/daemon/module.service",
+  placement: "cgroup-v2",
+  location: { cgroup: "/outlive/outlive-task-t-1", cgroupDir: "/sys/fs/cgroup/outlive/outlive-task-t-1" },
+  killStartedAt: null,
+  killReason: null,
+  killState: null,
+  acknowledgedAt: null,
+  ...over,
+});
+const evidence = (over: Partial<ReplayEvidence> = {}): ReplayEvidence => ({
+  now: "2026-11-30T10:05:00.000Z",
+  bootIdNow: "boot-a",
+  marker: { kind: "empty" },
+  timedOutAt: null,
+  pid: "absent",
+  remnants: false,
+  oomKills: null,
+  spawnerAlive: false,
+  restartedAt: "2026-11-30T10:04:00.000Z",
+  lastOutputAt: "2026-11-30T10:03:00.000Z",
+  ...over,
+});
+const code = (c: number, at = "2026-11-30T10:02:00.000Z") => ({ kind: "code" as const, code: c, writtenAt: at });
+
+describe("decideReplay: the decision table", () => {
+  it("leaves terminal records alone, whatever the evidence", () => {
+    for (const state of ["exited", "killed", "timed_out", "oom_killed", "lost"] as const) {
+      expect(decideReplay(record({ state }), evidence({ marker: code(3), pid: "same" }))).toEqual({ kind: "unchanged" });
+    }
+  });
+
+  it("a marker is the real result, whatever the record said", () => {
+    expect(decideReplay(record(), evidence({ marker: code(7) }))).toMatchObject({ kind: "finish", state: "exited", exitCode: 7, reason: "exited with code 7" });
+    expect(decideReplay(record({ state: "starting", pid: null }), evidence({ marker: code(0) }))).toMatchObject({ state: "exited", exitCode: 0 });
+    expect(decideReplay(record(), evidence({ marker: code(143) }))).toMatchObject({ state: "exited", exitCode: 143, reason: "ended by SIGTERM (exit code 143)" });
+  });
+
+  it("starting without a marker: spawn did not complete", () => {
+    expect(decideReplay(record({ state: "starting", pid: null }), evidence())).toMatchObject({ state: "lost", reason: expect.stringContaining("spawn did not complete") });
+  });
+
+  it("alive with matching identity: adopted; a kill under way resumes", () => {
+    expect(decideReplay(record(), evidence({ pid: "same" }))).toEqual({ kind: "adopt", resumeKill: false });
+    expect(decideReplay(record({ state: "killing", killStartedAt: T0, killReason: "killed by request", killState: "killed" }), evidence({ pid: "same" })))
+      .toEqual({ kind: "adopt", resumeKill: true });
+  });
+
+  it("killing: the kill's state and reason, with or without a marker", () => {
+    const killing = record({ state: "killing", killStartedAt: T0, killReason: "timed out: it ran past its timeout of 5 s", killState: "timed_out" });
+    expect(decideReplay(killing, evidence())).toMatchObject({ state: "timed_out", exitCode: null, reason: expect.stringContaining("timed out") });
+    expect(decideReplay(killing, evidence({ marker: code(143) }))).toMatchObject({ state: "timed_out", exitCode: 143 });
+  });
+
+  it("the host rebooted: says so", () => {
+    const d = decideReplay(record(), evidence({ bootIdNow: "boot-b" }));
+    expect(d).toMatchObject({ state: "lost", reason: expect.stringContaining("the host rebooted") });
+  });
+
+  it("shared the dead supervisor's cgroup: killed with it, at the restart", () => {
+    const shared = record({ placement: "process-group", location: { cgroup: "/daemon/module.service" } });
+    const d = decideReplay(shared, evidence());
+    expect(d).toMatchObject({ state: "lost", reason: expect.stringContaining("killed with the supervisor's cgroup when the supervisor restarted at 2026-11-30T10:04:00.000Z") });
+    // The same task while its supervisor still lives did not die with it.
+    expect(decideReplay(shared, evidence({ spawnerAlive: true }))).toMatchObject({ reason: expect.stringContaining("ended without an exit code") });
+  });
+
+  it("otherwise: ended without an exit code — never 'fate unknown' — with the last output time", () => {
+    const d = decideReplay(record(), evidence());
+    expect(d).toMatchObject({ state: "lost", reason: expect.stringContaining("ended without an exit code") });
+    if (d.kind === "finish") {
+      expect(d.reason).toContain("last output at 2026-11-30T10:03:00.000Z");
+      expect(d.reason).not.toMatch(/fate unknown/i);
+    }
+  });
+
+  it("pid reused: named, and never adopted", () => {
+    const d = decideReplay(record(), evidence({ pid: "reused" }));
+    expect(d).toMatchObject({ kind: "finish", state: "lost", reason: expect.stringContaining("pid reused") });
+  });
+
+  it("OOM kills and watchdog timeouts are named from their evidence", () => {
+    expect(decideReplay(record(), evidence({ oomKills: 2 }))).toMatchObject({ state: "oom_killed", reason: expect.stringContaining("oom_kill 2") });
+    expect(decideReplay(record(), evidence({ oomKills: 1, marker: code(137) }))).toMatchObject({ state: "oom_killed", exitCode: 137 });
+    expect(decideReplay(record({ timeoutSeconds: 5, deadlineIsTimeout: true }), evidence({ timedOutAt: T0 }))).toMatchObject({ state: "timed_out", reason: expect.stringContaining("its timeout of 5 s") });
+    expect(decideReplay(record(), evidence({ timedOutAt: "2026-11-30T10:01:00.000Z", marker: code(143) }))).toMatchObject({ state: "timed_out", exitCode: 143 });
+  });
+
+  it("a signal death after the deadline is the backstop's", () => {
+    const late = record({ deadlineAt: "2026-11-30T10:01:00.000Z", timeoutSeconds: 60, deadlineIsTimeout: true });
+    expect(decideReplay(late, evidence({ marker: code(143, "2026-11-30T10:01:30.000Z") }))).toMatchObject({ state: "timed_out", exitCode: 143 });
+    expect(decideReplay(late, evidence({ marker: code(0, "2026-11-30T10:01:30.000Z") }))).toMatchObject({ state: "exited", exitCode: 0 });
+  });
+
+  it("a process that left its cgroup is neither adopted nor signalled", () => {
+    expect(decideReplay(record(), evidence({ pid: "same-elsewhere" }))).toMatchObject({ state: "lost", reason: expect.stringContaining("left the task's cgroup") });
+  });
+
+  it("remnants in the cgroup after the wrapper died are ended", () => {
+    expect(decideReplay(record(), evidence({ remnants: true }))).toMatchObject({ state: "lost", endRemnants: true });
+  });
+});
