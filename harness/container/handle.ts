@@ -140,7 +140,10 @@ export class ContainerHandle {
 
   /** The journal of this boot, as text (all of it, or one unit's). */
   async journal(options: JournalOptions = {}): Promise<string> {
-    const filter = options.unit ? [options.user ? "--user-unit" : "--unit", options.unit] : [];
+    // Root's `--user-unit` also matches `_UID=0` and so finds nothing; match the user unit's fields directly.
+    const filter = !options.unit ? [] : options.user
+      ? [`_SYSTEMD_USER_UNIT=${options.unit}`, "+", `USER_UNIT=${options.unit}`]
+      : ["--unit", options.unit];
     const r = await this.machine.enter(["journalctl", "--boot", "--no-pager", "--output=short-precise", ...filter], {
       timeoutMs: 30_000,
     });

@@ -17,7 +17,7 @@ export type OciEngine = "docker" | "podman";
 
 /** Whether the engine can run containers at all; a client with no daemon behind it cannot. */
 export async function probeOci(engine: OciEngine): Promise<{ ok: boolean; reason: string }> {
-  if ((await findTool(engine)) === null) return { ok: false, reason: `${engine} is not installed` };
+  if ((await findTool(engine)) === null) return { ok: false, reason: `${engine} is not installed (${engine === "podman" ? "apt-get install podman runc" : "install docker and start its daemon"}; see container/README.md)` };
   const info = await runCommand([engine, "info", "--format", "{{json .}}"], { timeoutMs: 10_000 });
   if (info.timedOut) return { ok: false, reason: `${engine} info did not answer within 10 s` };
   if (info.exitCode !== 0) {

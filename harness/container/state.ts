@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ProcessIdentity } from "../../lib/proc/identity.ts";
 import { ContainerError } from "./errors.ts";
@@ -63,8 +63,15 @@ export function listStateNames(cacheDir: string): string[] {
   return readdirSync(dir).filter((name) => existsSync(join(dir, name, STATE_FILE)));
 }
 
-/** After a clean teardown the state file goes; the run dir stays when it holds a kept journal. */
+/**
+ * After a clean teardown the run dir goes, unless it holds something a
+ * person asked to keep (a journal): then only the state and console go.
+ */
 export function markStopped(state: ContainerState): void {
-  const file = join(state.runDir, STATE_FILE);
-  if (existsSync(file)) renameSync(file, join(state.runDir, "state.stopped.json"));
+  for (const name of [STATE_FILE, "console.log"]) rmSync(join(state.runDir, name), { force: true });
+  try {
+    rmdirSync(state.runDir);
+  } catch {
+    // Not empty: a kept journal stays where the report said it is.
+  }
 }

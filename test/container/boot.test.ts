@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { isSameProcess } from "../../lib/proc/identity.ts";
 import { mountsUnder } from "../../harness/container/mounts.ts";
@@ -90,10 +90,24 @@ describe.skipIf(missing !== null)("a bookworm container booted with nspawn", () 
     expect((await c.exec(["test", "-d", dir])).exitCode).not.toBe(0);
   });
 
+  it("starts a long-lived service in the user's manager and finds its journal", async (ctx) => {
+    const c = booted(ctx);
+    const unit = await c.start("module-1", ["sh", "-c", "echo module-up; exec sleep 60"], { manager: "user" });
+    const cgroup = await c.shell(
+      "for i in $(seq 50); do p=$(systemctl --user show -P MainPID module-1.service); [ \"$p\" != 0 ] && break; sleep 0.1; done; grep '^0::' /proc/$p/cgroup",
+      { user: true, timeoutMs: 10_000 },
+    );
+    expect(cgroup.stdout.trim()).toBe("0::/user.slice/user-1000.slice/user@1000.service/app.slice/module-1.service");
+    expect(await c.journal({ unit, user: true })).toContain("module-up");
+    await c.exec(["systemctl", "--user", "stop", unit], { user: true });
+  });
+
   it("keeps the journal on request", async (ctx) => {
     const c = booted(ctx);
     expect(await c.journal({ unit: "launch-x.service" })).toContain("launch-x");
-    expect(existsSync(await c.keepJournal())).toBe(true);
+    const kept = await c.keepJournal();
+    expect(existsSync(kept)).toBe(true);
+    rmSync(kept);
   });
 
   it("tears down leaving no nspawn process, no mounts and no cgroups on the host", async (ctx) => {
