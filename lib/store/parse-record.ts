@@ -1,4 +1,5 @@
-import { ALL_STATES, PLACEMENT_NAMES, SCHEMA_VERSION, type TaskRecord } from "./record.ts";
+import { posix } from "node:path";
+import { ALL_STATES, PLACEMENT_NAMES, SCHEMA_VERSION, type TaskLocation, type TaskRecord } from "./record.ts";
 import { TASK_ID_PATTERN } from "./task-id.ts";
 
 /** Why a record file cannot be used as it is. */
@@ -100,7 +101,31 @@ export function parseRecord(text: string, expectedId?: string): ParsedRecord {
   if (expectedId !== undefined && raw.id !== expectedId) {
     return bad(`record id ${JSON.stringify(raw.id)} does not match its directory ${JSON.stringify(expectedId)}`);
   }
+  // Replay signals the group and writes cgroup.kill from these fields: they must name this task's own, nothing else.
+  if (raw.pgid !== null && raw.pgid !== raw.pid) {
+    return bad(`field "pgid" must equal "pid" (every task leads its own group), got ${preview(raw.pgid)} and ${preview(raw.pid)}`);
+  }
+  const location = locationProblem(raw.location as TaskLocation, raw.id as string);
+  if (location) return bad(`field "location" ${location}`);
   return { ok: true, record: raw as unknown as TaskRecord };
+}
+
+/** A unit or cgroup directory must be named for this task (`<prefix>-task-<id>[.scope]`), as a clean absolute path. */
+function locationProblem(l: TaskLocation, id: string): string | null {
+  const own = new RegExp(`^[a-z][a-z0-9-]{0,30}-task-${id}$`);
+  if (l.unit !== undefined && !(l.unit.endsWith(".scope") && own.test(l.unit.slice(0, -".scope".length)))) {
+    return `names a unit that is not this task's scope: ${preview(l.unit)}`;
+  }
+  if (l.cgroupDir !== undefined) {
+    const d = l.cgroupDir;
+    if (!d.startsWith("/") || posix.normalize(d) !== d || d.endsWith("/") || !own.test(posix.basename(d).replace(/\.scope$/, ""))) {
+      return `names a cgroup directory that is not this task's: ${preview(d)}`;
+    }
+    if (l.cgroup === undefined || !l.cgroup.startsWith("/") || !d.endsWith(l.cgroup)) {
+      return `has a cgroup ${preview(l.cgroup)} that is not the end of its cgroup directory ${preview(d)}`;
+    }
+  }
+  return null;
 }
 
 function bad(reason: string): ParsedRecord {

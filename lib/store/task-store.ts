@@ -3,6 +3,7 @@ import { lstat, mkdir, open, readdir, rename, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
+import { taskIoProblem } from "./io-check.ts";
 import { parseRecord, type RecordProblem } from "./parse-record.ts";
 import type { TaskRecord } from "./record.ts";
 import { taskPaths, type TaskPaths } from "./storage-root.ts";
@@ -35,14 +36,13 @@ export class TaskStore {
   /** Creates the storage root if missing and refuses one that others could tamper with. */
   static async open(root: string): Promise<TaskStore> {
     try {
-      for (const dir of [root, join(root, "tasks"), join(root, "quarantine"), join(root, "incarnations")]) {
-        await mkdir(dir, { recursive: true, mode: 0o700 });
-      }
+      await mkdir(root, { recursive: true, mode: 0o700 });
     } catch (error) {
       throw new OutliveError("E_STORAGE", `Cannot create the storage directory ${root}: ${(error as Error).message}`, {
         cause: error,
       });
     }
+    // Checked before anything is made inside it: a refused root is left exactly as it was.
     const info = await stat(root);
     if (!info.isDirectory()) throw new OutliveError("E_STORAGE", `The storage path ${root} is not a directory`);
     const uid = process.getuid?.();
@@ -57,6 +57,15 @@ export class TaskStore {
         "E_STORAGE",
         `The storage directory ${root} is writable by others (mode ${(info.mode & 0o777).toString(8)}); run chmod 700 on it`,
       );
+    }
+    try {
+      for (const dir of [join(root, "tasks"), join(root, "quarantine"), join(root, "incarnations")]) {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+      }
+    } catch (error) {
+      throw new OutliveError("E_STORAGE", `Cannot create the storage directory ${root}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const store = new TaskStore(root);
     await store.checkWritable();
@@ -113,7 +122,8 @@ export class TaskStore {
     if (!dirInfo.isDirectory()) return fail("the task entry is not a directory");
     let text: string;
     try {
-      const handle = await open(p.record, constants.O_RDONLY | constants.O_NOFOLLOW);
+      // O_NONBLOCK: a FIFO put in its place would block an ordinary open for ever.
+      const handle = await open(p.record, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       try {
         const info = await handle.stat();
         if (!info.isFile()) return fail("record.json is not a regular file");
@@ -128,6 +138,8 @@ export class TaskStore {
       if (code === "ENOENT") return fail("record.json is missing");
       return fail(`record.json cannot be read: ${(error as Error).message}`);
     }
+    const ioProblem = taskIoProblem(p);
+    if (ioProblem) return fail(ioProblem);
     const parsed = parseRecord(text, id);
     return parsed.ok ? parsed : { ok: false, id, problem: parsed.problem };
   }
