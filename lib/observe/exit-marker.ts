@@ -1,5 +1,4 @@
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 
 /** What `io/exit` says: nothing yet, an exit code, or something no wrapper writes. */
 export type ExitMarker =
@@ -16,11 +15,15 @@ export function parseExitMarker(text: string, writtenAt: string): ExitMarker {
   return { kind: "garbage", text: text.slice(0, 64), writtenAt };
 }
 
-/** Reads `io/exit` without following a symlink. */
+/** Reads `io/exit` without following a symlink. Synchronous underneath: a tiny local file, read often. */
 export async function readExitMarker(path: string): Promise<ExitMarker> {
-  let handle;
+  return readExitMarkerNow(path);
+}
+
+export function readExitMarkerNow(path: string): ExitMarker {
+  let fd: number;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === "ENOENT") return { kind: "absent" };
@@ -28,10 +31,10 @@ export async function readExitMarker(path: string): Promise<ExitMarker> {
     throw error;
   }
   try {
-    const info = await handle.stat();
+    const info = fstatSync(fd);
     if (info.size > 64) return { kind: "garbage", text: `(${info.size} bytes)`, writtenAt: info.mtime.toISOString() };
-    return parseExitMarker(await handle.readFile("latin1"), info.mtime.toISOString());
+    return parseExitMarker(readFileSync(fd, "latin1"), info.mtime.toISOString());
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }

@@ -1,4 +1,4 @@
-import { open } from "node:fs/promises";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { TaskPaths } from "../store/storage-root.ts";
 
 export interface OutputSummary {
@@ -12,7 +12,7 @@ export interface OutputSummary {
 
 /** Reads how much a task wrote, when it last did, and the tail of it. */
 export async function summarizeOutput(paths: TaskPaths, tailBytes = 2048): Promise<OutputSummary> {
-  const [out, err] = await Promise.all([readTail(paths.stdout, tailBytes), readTail(paths.stderr, tailBytes)]);
+  const [out, err] = [readTailNow(paths.stdout, tailBytes), readTailNow(paths.stderr, tailBytes)];
   const times = [out, err].filter((f) => f.size > 0).map((f) => f.mtimeMs);
   let tail = out.text;
   if (err.text) tail += `${tail && !tail.endsWith("\n") ? "\n" : ""}[stderr]\n${err.text}`;
@@ -26,20 +26,24 @@ export async function summarizeOutput(paths: TaskPaths, tailBytes = 2048): Promi
 
 /** The last `bytes` of a file (all of it when smaller), or nothing when it does not exist. */
 export async function readTail(path: string, bytes: number): Promise<{ text: string; size: number; mtimeMs: number }> {
-  let handle;
+  return readTailNow(path, bytes);
+}
+
+/** Synchronous: small reads of local files, done for every settled task. */
+export function readTailNow(path: string, bytes: number): { text: string; size: number; mtimeMs: number } {
+  let fd: number;
   try {
-    handle = await open(path, "r");
+    fd = openSync(path, "r");
   } catch {
     return { text: "", size: 0, mtimeMs: 0 };
   }
   try {
-    const info = await handle.stat();
+    const info = fstatSync(fd);
     const length = Math.min(bytes, info.size);
     const buffer = Buffer.alloc(length);
-    await handle.read(buffer, 0, length, info.size - length);
+    readSync(fd, buffer, 0, length, info.size - length);
     return { text: buffer.toString("utf8"), size: info.size, mtimeMs: info.mtimeMs };
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
-

@@ -1,6 +1,6 @@
-import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { groupExists } from "../kill/process-group.ts";
-import { readExitMarker } from "../observe/exit-marker.ts";
+import { readExitMarkerNow } from "../observe/exit-marker.ts";
 import type { Placement } from "../placement/placement.ts";
 import { inspectPid } from "../proc/identity.ts";
 import type { TaskRecord } from "../store/record.ts";
@@ -19,11 +19,9 @@ export interface EvidenceContext {
 
 /** Looks at the disk, /proc and the task's cgroup for one task. The I/O half of replay. */
 export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): Promise<ReplayEvidence> {
-  const [marker, timedOutAt, output] = await Promise.all([
-    readExitMarker(ctx.paths.exit),
-    mtime(ctx.paths.timedOut),
-    Promise.all([mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)]),
-  ]);
+  const marker = readExitMarkerNow(ctx.paths.exit);
+  const timedOutAt = mtime(ctx.paths.timedOut);
+  const output = [mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)];
   const pid = pidEvidence(record, ctx.placement);
   let remnants = false;
   if (pid === "absent" || pid === "reused") {
@@ -56,9 +54,9 @@ export function pidEvidence(record: TaskRecord, placement: Placement): PidEviden
   return placement.identify(record, live) ? "same" : "same-elsewhere";
 }
 
-async function mtime(path: string, nonEmptyOnly = false): Promise<string | null> {
+function mtime(path: string, nonEmptyOnly = false): string | null {
   try {
-    const info = await stat(path);
+    const info = statSync(path);
     return nonEmptyOnly && info.size === 0 ? null : info.mtime.toISOString();
   } catch {
     return null;

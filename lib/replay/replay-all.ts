@@ -1,3 +1,4 @@
+import { forEachBounded } from "../pool/for-each-bounded.ts";
 import { isTerminal, type TaskRecord } from "../store/record.ts";
 import { decideReplay, type ReplayDecision, type ReplayEvidence } from "./decide.ts";
 
@@ -30,20 +31,15 @@ export async function replayAll(
     if (isTerminal(record.state)) items[i] = { record, decision: { kind: "unchanged" } };
     else pending.push(i);
   });
-  let next = 0;
-  const worker = async () => {
-    while (next < pending.length) {
-      const i = pending[next++];
-      const record = records[i];
-      try {
-        const evidence = await withBound(gather(record), perTaskMs, record.id);
-        items[i] = { record, decision: decideReplay(record, evidence) };
-      } catch (error) {
-        items[i] = { record, decision: { kind: "deferred", reason: (error as Error).message } };
-      }
+  await forEachBounded(pending, concurrency, async (i) => {
+    const record = records[i];
+    try {
+      const evidence = await withBound(gather(record), perTaskMs, record.id);
+      items[i] = { record, decision: decideReplay(record, evidence) };
+    } catch (error) {
+      items[i] = { record, decision: { kind: "deferred", reason: (error as Error).message } };
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, worker));
+  });
   return items;
 }
 

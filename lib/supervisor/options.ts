@@ -50,6 +50,7 @@ export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | 
 export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
   const bad = (name: string, expected: string, value: unknown) =>
     new OutliveError("E_BAD_OPTION", `Expected the \`${name}\` option to be ${expected}, got ${describeValue(value)}`);
+  if (typeof o !== "object" || o === null) throw bad("options", "an object", o);
   const int = (name: keyof SupervisorOptions, dflt: number, min: number) => {
     const v = o[name] ?? dflt;
     if (!Number.isSafeInteger(v) || (v as number) < min) throw bad(name, `an integer >= ${min}`, v);

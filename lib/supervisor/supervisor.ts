@@ -27,6 +27,7 @@ import { checkTaskId, newTaskId } from "../store/task-id.ts";
 import { TaskStore, type UnreadableTask } from "../store/task-store.ts";
 import { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type RunSpec, type SupervisorOptions } from "./options.ts";
+import { forEachBounded } from "../pool/for-each-bounded.ts";
 import { KeyedTasks } from "./keyed-tasks.ts";
 import { checkRunSpec } from "./run-spec.ts";
 
@@ -341,8 +342,8 @@ export class Supervisor {
       concurrency: this.options.replayConcurrency,
       perTaskMs: this.options.replayPerTaskMs,
     });
-    for (const item of items) {
-      const { record, decision } = item;
+    const toFinish: Array<{ record: TaskRecord; decision: Extract<ReplayDecision, { kind: "finish" }> }> = [];
+    for (const { record, decision } of items) {
       if (decision.kind === "deferred") {
         report.deferred.push({ id: record.id, reason: decision.reason });
         this.options.log(`replay of ${record.id} deferred: ${decision.reason}`);
@@ -355,10 +356,15 @@ export class Supervisor {
         this.observe(record);
         if (decision.resumeKill) void this.kill(record.id, { reason: record.killReason ?? undefined, state: record.killState ?? undefined });
       } else {
-        const done = await this.finish(record, decision);
-        report.finished.push({ id: done.id, state: done.state, exitCode: done.exitCode, reason: done.reason ?? "" });
+        toFinish.push({ record, decision });
       }
     }
+    // Many records end at once after a long outage: written side by side, their fsyncs share journal commits.
+    await forEachBounded(toFinish, this.options.replayConcurrency, async ({ record, decision }) => {
+      const done = await this.finish(record, decision);
+      report.finished.push({ id: done.id, state: done.state, exitCode: done.exitCode, reason: done.reason ?? "" });
+    });
+    report.finished.sort((a, b) => a.id.localeCompare(b.id));
     // Keyed tasks take their keys again, oldest generation first, so the newest owns each key.
     const live = this.list().filter((r) => !isTerminal(r.state) && r.key !== null);
     for (const r of live.sort((a, b) => (a.generation ?? 0) - (b.generation ?? 0))) this.keyed.adopt(r);
