@@ -23,7 +23,7 @@ import { findTool } from "./preconditions.ts";
 import { ensureRootfs } from "./rootfs.ts";
 import { listStateNames, loadState } from "./state.ts";
 
-const USAGE = "usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke  [--suite bookworm|trixie] [--host-layout] [--name N] [--engine auto|nspawn|docker|podman]";
+const USAGE = "usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke  [--suite bookworm|trixie] [--host-layout] [--name N] [--engine auto|nspawn|docker|podman] [--cache-dir DIR]";
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -33,6 +33,7 @@ async function main(argv: string[]): Promise<number> {
       suite: { type: "string" },
       "host-layout": { type: "boolean", default: false },
       name: { type: "string" },
+      "cache-dir": { type: "string" },
       engine: { type: "string" },
       user: { type: "boolean", default: false },
       all: { type: "boolean", default: false },
@@ -49,6 +50,7 @@ async function main(argv: string[]): Promise<number> {
     unified: !values["host-layout"],
     name: values.name,
     engine: values.engine as EngineChoice | undefined,
+    cacheDir: values["cache-dir"],
   };
   switch (command) {
     case "engine":

@@ -15,6 +15,12 @@ export interface CommandOptions {
   /** Written to stdin; without it stdin is /dev/null, so a command that reads stdin ends instead of waiting. */
   input?: string;
   env?: Record<string, string>;
+  /**
+   * `own` (default): a process group of its own, so a timeout ends nsenter's
+   * forked child too. `inherit`: stays in the caller's group, so a Ctrl-C of
+   * the harness also ends it (debootstrap must not build on unwatched).
+   */
+  group?: "own" | "inherit";
 }
 
 /** How long output may keep arriving after the command itself exited. */
@@ -42,7 +48,7 @@ export function runCommand(argv: string[], options: CommandOptions): Promise<Com
   return new Promise((resolve) => {
     const [file, ...args] = argv;
     const child = spawn(file!, args, {
-      detached: true,
+      detached: options.group !== "inherit",
       stdio: [options.input !== undefined ? "pipe" : "ignore", "pipe", "pipe"],
       env: { ...process.env, ...(options.env ?? {}) },
     });
@@ -57,7 +63,8 @@ export function runCommand(argv: string[], options: CommandOptions): Promise<Com
     }
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup(child.pid);
+      if (options.group === "inherit") child.kill("SIGKILL");
+      else killGroup(child.pid);
     }, options.timeoutMs);
 
     let settled = false;

@@ -63,6 +63,8 @@ export async function ensureRootfs(options: ResolvedOptions, log: Log = () => {}
     // Another builder finished the same recipe first; theirs is as good as ours.
     if (!isReady(entry)) throw error;
     await removeTree(temp);
+    log(`another build of ${basename(entry)} finished first; using it`);
+    return { rootfs: join(entry, "rootfs"), entry, hash, buildMs: Date.now() - started };
   }
   const buildMs = Date.now() - started;
   log(`built ${entry} in ${(buildMs / 1000).toFixed(1)} s`);
@@ -78,7 +80,7 @@ async function debootstrap(recipe: Recipe, temp: string, timeoutMs: number): Pro
     join(temp, "rootfs"),
     recipe.mirror,
   ];
-  const r = await runCommand(argv, { timeoutMs });
+  const r = await runCommand(argv, { timeoutMs, group: "inherit" });
   writeFileSync(join(temp, "build.log"), `$ ${argv.join(" ")}\n${r.stdout}${r.stderr}`);
   if (r.timedOut) {
     throw new ContainerError("build-failed", `debootstrap ${recipe.suite} did not finish within ${timeoutMs / 1000} s (slow or no access to ${recipe.mirror}?)`);
