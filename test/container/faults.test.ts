@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -27,11 +27,14 @@ describe("faults end in one line and exit 77, never a hang", () => {
 
   it.skipIf(missing !== null)("no root: the CLI (under Deno) says so and exits 77", () => {
     const root = findProjectRoot();
+    const denoDir = mkdtempSync(join(tmpdir(), "outlive-deno-nobody-"));
+    chmodSync(denoDir, 0o777);
     const r = spawnSync(
       "setpriv",
       ["--reuid=65534", "--regid=65534", "--clear-groups", join(root, "node_modules/.bin/deno"), "run", "-A", "harness/container/cli.ts", "up"],
-      { cwd: root, encoding: "utf8", timeout: 60_000, env: { ...process.env, HOME: "/tmp", DENO_DIR: join(tmpdir(), "outlive-deno-nobody") } },
+      { cwd: root, encoding: "utf8", timeout: 60_000, env: { ...process.env, HOME: "/tmp", DENO_DIR: denoDir } },
     );
+    rmSync(denoDir, { recursive: true, force: true });
     expect(r.status).toBe(77);
     expect(r.stderr).toMatch(/^container: needs root/m);
   });
