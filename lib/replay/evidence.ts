@@ -19,10 +19,12 @@ export interface EvidenceContext {
 
 /** Looks at the disk, /proc and the task's cgroup for one task. The I/O half of replay. */
 export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): Promise<ReplayEvidence> {
+  // The process first, the marker after: a wrapper seen gone has written its marker already,
+  // while a marker read first can be empty a moment before the wrapper writes it and exits.
+  const pid = pidEvidence(record, ctx.placement);
   const marker = readExitMarkerNow(ctx.paths.exit);
   const timedOutAt = mtime(ctx.paths.timedOut);
   const output = [mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)];
-  const pid = pidEvidence(record, ctx.placement);
   let remnants = false;
   if (pid === "absent" || pid === "reused") {
     // The group id cannot be handed out again while any member of the group lives.
