@@ -12,6 +12,7 @@ import type { TaskCommand } from "../store/record.ts";
  *   to the group, waits GRACE seconds, then KILL.
  * - The command gets no fd 3; the wrapper writes the exit code to fd 3 (the
  *   exit marker the supervisor opened create-exclusive) and exits with it.
+ * - `sh -c -- "$1"`: a shell string that begins with `-` is the command, not options to sh.
  * - A TERM to the wrapper only waits for the command, so a kill still leaves
  *   an exit marker when the command itself exits on TERM.
  */
@@ -36,7 +37,7 @@ if [ "$deadline" -gt 0 ]; then
 fi
 trap 'got_term=1' TERM
 if [ "$mode" = shell ]; then
-  /bin/sh -c "$1" 3>&-
+  /bin/sh -c -- "$1" 3>&-
 else
   "$@" 3>&-
 fi
