@@ -62,13 +62,24 @@ export async function killCgroup(dir: string, timeoutMs = 5000): Promise<boolean
   return waitUntil(async () => !(await cgroupPopulated(dir)), timeoutMs, 10);
 }
 
-/** Removes an empty cgroup directory; a busy or missing one is left as it is. */
-export async function removeCgroup(dir: string): Promise<boolean> {
-  try {
-    await rmdir(dir);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === "ENOENT";
+/**
+ * Removes an empty cgroup directory; true once it is gone. A cgroup whose
+ * last processes died a moment ago stays busy (EBUSY) until their parent
+ * reaps them, which for adopted tasks is PID 1 and may take seconds, so a
+ * busy one is tried again every 50 ms for up to `retryMs`.
+ */
+export async function removeCgroup(dir: string, retryMs = 0): Promise<boolean> {
+  const end = Date.now() + retryMs;
+  for (;;) {
+    try {
+      await rmdir(dir);
+      return true;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === "ENOENT") return true;
+      if (code !== "EBUSY" || Date.now() >= end || (await cgroupPopulated(dir))) return false;
+    }
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

@@ -16,6 +16,9 @@ import {
 } from "./cgroup-fs.ts";
 import type { MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
 
+/** How long a cgroup that is still busy right after its task ended is tried again. */
+const REMOVE_RETRY_MS = 10_000;
+
 export interface CgroupV2Options {
   /** Unit/cgroup name prefix. Default `outlive`. */
   prefix?: string;
@@ -161,9 +164,27 @@ export class CgroupV2Placement implements Placement {
     if (record.location.cgroupDir) await this.remove(record.location.cgroupDir);
   }
 
-  /** Removes a task's cgroup once empty, and the base with it when no other task is left in it. */
+  async flush(): Promise<void> {
+    await Promise.all(this.removals);
+  }
+
+  private readonly removals = new Set<Promise<void>>();
+
+  /**
+   * Removes a task's cgroup once empty, and the base with it when no other
+   * task is left in it. A cgroup still busy with unreaped processes is
+   * retried in the background (see `flush`), so no caller waits on PID 1.
+   */
   private async remove(dir: string): Promise<void> {
-    if ((await removeCgroup(dir)) && this.baseDir) await removeCgroup(this.baseDir);
+    if (await removeCgroup(dir)) {
+      if (this.baseDir) await removeCgroup(this.baseDir);
+      return;
+    }
+    const later = removeCgroup(dir, REMOVE_RETRY_MS).then(async (gone) => {
+      if (gone && this.baseDir) await removeCgroup(this.baseDir);
+    });
+    this.removals.add(later);
+    void later.finally(() => this.removals.delete(later));
   }
 
   /** memory.max needs the memory controller enabled from the mount down to the task's parent; never ignored silently. */

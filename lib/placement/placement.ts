@@ -71,6 +71,8 @@ export interface Placement {
   list(): Promise<string[]>;
   /** End and remove the unit/cgroup of a task id (startup cleanup, stop-all). Only for ids this storage knows. */
   stop(id: string, signal?: AbortSignal): Promise<void>;
-  /** Remove what is left of a finished task (an empty cgroup directory). */
+  /** Remove what is left of a finished task (an empty cgroup directory). May finish in the background; see `flush`. */
   release(record: TaskRecord): Promise<void>;
+  /** Waits (bounded) for clean-up still under way, such as cgroups that were busy a moment ago. */
+  flush(): Promise<void>;
 }

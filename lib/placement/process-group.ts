@@ -55,6 +55,8 @@ export class ProcessGroupPlacement implements Placement {
     return [];
   }
   async stop(): Promise<void> {}
+  async flush(): Promise<void> {}
+
   async release(): Promise<void> {}
 }
 

@@ -154,6 +154,8 @@ export class SystemdScopePlacement implements Placement {
     await this.systemctl(manager, ["stop", this.unitName(id)]).catch(() => {});
   }
 
+  async flush(): Promise<void> {}
+
   async release(): Promise<void> {
     // --collect: systemd removes the scope once it is empty, whatever its result.
   }

@@ -12,6 +12,11 @@ import type { TaskCommand } from "../store/record.ts";
  *   to the group, waits GRACE seconds, then KILL.
  * - The command gets no fd 3; the wrapper writes the exit code to fd 3 (the
  *   exit marker the supervisor opened create-exclusive) and exits with it.
+ * - The watchdog's trap names its sleep by `$!`, set the moment the sleep
+ *   is forked, and ends it with KILL: a TERM can reach the child between
+ *   fork and exec, while it still has dash's catching handler, and be
+ *   swallowed there; KILL cannot. So no `sleep DEADLINE` outlives a task
+ *   that ended at once.
  * - `sh -c -- "$1"`: a shell string that begins with `-` is the command, not options to sh.
  * - A TERM to the wrapper only waits for the command, so a kill still leaves
  *   an exit marker when the command itself exits on TERM.
@@ -24,9 +29,9 @@ fi
 wd=
 if [ "$deadline" -gt 0 ]; then
   (
-    trap 'kill $s 2>/dev/null; exit 0' TERM
-    sleep "$deadline" </dev/null >/dev/null 2>&1 & s=$!
-    wait $s
+    trap 'kill -KILL $! 2>/dev/null; exit 0' TERM
+    sleep "$deadline" </dev/null >/dev/null 2>&1 &
+    wait $!
     trap '' TERM
     : > "$timedout"
     kill -TERM -$$ 2>/dev/null

@@ -323,6 +323,7 @@ export class Supervisor {
     }
     this.watched.clear();
     this.queue.close();
+    await Promise.all(Object.values(this.placements).map((p) => p.flush().catch(() => {})));
     await releaseStorageLock(this.store.root, this.incarnation);
   }
 

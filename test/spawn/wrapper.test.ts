@@ -1,0 +1,73 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { readProcStat } from "../../lib/mod.ts";
+import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
+
+function run(argv: string[]): Promise<{ pid: number; code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { detached: true, stdio: ["ignore", "pipe", "inherit", "pipe"] });
+    let stdout = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    child.once("error", reject);
+    child.once("close", (code) => resolve({ pid: child.pid!, code, stdout }));
+  });
+}
+
+/** Processes whose process group is one of `pgids` and that are not zombies. */
+function survivors(pgids: Set<number>): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const s = readProcStat(Number(name));
+    if (s && pgids.has(s.pgid) && s.state !== "Z") found.push(s.pid);
+  }
+  return found;
+}
+
+describe("the wrapper", () => {
+  it("leaves no watchdog behind when the command ends at once (200 runs)", async () => {
+    const pgids = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const argv = wrapperArgv({ command: { argv: ["true"] }, enterCgroupProcs: null, deadlineSeconds: 86_000, graceMs: 100, timedOutFile: "/dev/null" });
+      pgids.add((await run(argv)).pid);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const left = survivors(pgids);
+    for (const pid of left) process.kill(pid, "SIGKILL");
+    expect(left).toEqual([]);
+  });
+
+  it("the watchdog ends the task at its deadline and marks it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "outlive-wrapper-"));
+    const marker = join(dir, "timed-out");
+    const argv = wrapperArgv({ command: { shell: "trap 'echo term; exit 143' TERM; sleep 30 & wait" }, enterCgroupProcs: null, deadlineSeconds: 1, graceMs: 500, timedOutFile: marker });
+    const started = Date.now();
+    const r = await run(argv);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(r.stdout).toBe("term\n");
+    expect(readFileSync(marker, "utf8")).toBe("");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("passes any argv through unchanged (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.string({ unit: "grapheme", maxLength: 12 }).filter((s) => !s.includes("\0")), { maxLength: 6 }), async (args) => {
+        const argv = wrapperArgv({
+          command: { argv: ["sh", "-c", 'for a in "$@"; do printf "%s\\0" "$a"; done', "sh", ...args] },
+          enterCgroupProcs: null,
+          deadlineSeconds: 0,
+          graceMs: 100,
+          timedOutFile: "/dev/null",
+        });
+        const r = await run(argv);
+        expect(r.code).toBe(0);
+        expect(r.stdout.split("\0").slice(0, -1)).toEqual(args);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
