@@ -1,7 +1,7 @@
 // Hostile records: whatever is in a task directory, the supervisor opens,
 // replays the other tasks normally, follows no symlink, and changes no other task.
 import fc from "fast-check";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
@@ -15,6 +15,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  rmdirSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -338,5 +339,57 @@ describe("the storage root", () => {
     const error = await open(file).catch((e) => e);
     expect(error.code).toBe("E_STORAGE");
     expect(error.message).toContain(file);
+  });
+});
+
+describe("a record naming a group, unit or cgroup that is not its own", () => {
+  it("is quarantined, or names only `<prefix>-task-<its id>`", () => {
+    const segment = fc.oneof(fc.constantFrom("..", ".", "", "outlive-task-h-1", "outlive-task-h-1.scope", "other-task-g-1", "ssh.service", "x-task-h-1"), fc.string({ maxLength: 12 }));
+    const path = fc.array(segment, { maxLength: 5 }).map((xs) => `/${xs.join("/")}`);
+    fc.assert(
+      fc.property(fc.record({ unit: fc.option(segment, { nil: undefined }), cgroupDir: fc.option(path, { nil: undefined }), cgroup: fc.option(path, { nil: undefined }) }), (location) => {
+        const loc = Object.fromEntries(Object.entries(location).filter(([, v]) => v !== undefined));
+        const parsed = parseRecord(recordText(goodRecord(HOSTILE, { location: loc })), HOSTILE);
+        if (!parsed.ok) {
+          expect(parsed.problem.reason).toContain('"location"');
+          return;
+        }
+        if (loc.unit !== undefined) expect(loc.unit).toMatch(new RegExp(`^[a-z][a-z0-9-]*-task-${HOSTILE}\\.scope$`));
+        if (loc.cgroupDir !== undefined) {
+          expect(loc.cgroupDir.split("/")).not.toContain("..");
+          expect(loc.cgroupDir.split("/").at(-1)).toMatch(new RegExp(`^[a-z][a-z0-9-]*-task-${HOSTILE}(\\.scope)?$`));
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it.skipIf(!existsSync("/sys/fs/cgroup/unified/cgroup.procs"))("replay never kills another cgroup named in a record", async () => {
+    const victimDir = "/sys/fs/cgroup/unified/outlive-test-victim";
+    mkdirSync(victimDir);
+    const sleeper = spawn("/bin/sh", ["-c", `echo $$ > ${victimDir}/cgroup.procs && exec sleep 60`], { detached: true, stdio: "ignore" });
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      expect(readFileSync(join(victimDir, "cgroup.procs"), "utf8").trim()).toBe(String(sleeper.pid));
+      const root = storageWithGood();
+      for (const location of [
+        { cgroupDir: victimDir, cgroup: "/outlive-test-victim" },
+        { cgroupDir: "/sys/fs/cgroup/unified/outlive-test-victim/../outlive-test-victim", cgroup: "/outlive-test-victim" },
+      ]) {
+        writeTask(root, HOSTILE, recordText(goodRecord(HOSTILE, {
+          state: "running", exitCode: null, reason: null, finishedAt: null, pid: 999_999, pgid: 999_999, acknowledgedAt: null, placement: "cgroup-v2", location,
+        })));
+        const { entry } = await openAndCheck(root, HOSTILE);
+        expect(entry!.problem.reason).toContain('"location"');
+        expect(readFileSync(join(victimDir, "cgroup.procs"), "utf8").trim()).toBe(String(sleeper.pid));
+      }
+    } finally {
+      sleeper.kill("SIGKILL");
+      // The cgroup can be removed once the kernel has taken the sleeper out of it.
+      for (let i = 0; i < 100 && readFileSync(join(victimDir, "cgroup.procs"), "utf8").trim() !== ""; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      rmdirSync(victimDir);
+    }
   });
 });
