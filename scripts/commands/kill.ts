@@ -15,7 +15,7 @@ export async function killCommand(args: string[]): Promise<number> {
   if (values.help) return help(KILL_HELP);
   if (positionals.length !== 1) throw new UsageError("kill takes exactly one task id");
   const graceMs = values.grace === undefined ? undefined : number("--grace", values.grace);
-  const result = await withSupervisor(supervisorOptions(values, true), (sup) => sup.kill(positionals[0], { graceMs }));
+  const result = await withSupervisor(supervisorOptions(values), (sup) => sup.kill(positionals[0], { graceMs }));
   if (values.json) console.log(JSON.stringify({ how: result.how, task: taskSummary(result.record) }));
   else console.log(`${result.how}\n${taskTable([result.record])}`);
   return 0;

@@ -12,7 +12,7 @@ ${SUPERVISOR_FLAGS_HELP}`;
 export async function psCommand(args: string[]): Promise<number> {
   const { values } = parseFlags(args, SUPERVISOR_FLAGS, false);
   if (values.help) return help(PS_HELP);
-  const view = await viewStorage(supervisorOptions(values, true));
+  const view = await viewStorage(supervisorOptions(values));
   if (values.json) {
     console.log(JSON.stringify({
       tasks: view.records.map(taskSummary),

@@ -12,14 +12,16 @@ ${SUPERVISOR_FLAGS_HELP}`;
 export async function replayCommand(args: string[]): Promise<number> {
   const { values } = parseFlags(args, SUPERVISOR_FLAGS, false);
   if (values.help) return help(REPLAY_HELP);
-  const { report, records } = await withSupervisor(supervisorOptions(values, Boolean(values.json)), async (sup) => ({
+  const { report, records, placement } = await withSupervisor(supervisorOptions(values), async (sup) => ({
     report: sup.replayReport,
     records: sup.list(),
+    placement: sup.placementReason,
   }));
   if (values.json) {
-    console.log(JSON.stringify({ report, tasks: records.map(taskSummary) }, null, 2));
+    console.log(JSON.stringify({ placement, report, tasks: records.map(taskSummary) }, null, 2));
     return 0;
   }
+  console.log(`placement for new tasks: ${placement}`);
   console.log(
     `adopted ${report.adopted.length}, finished ${report.finished.length}, unchanged ${report.unchanged.length}, ` +
       `deferred ${report.deferred.length}, unreadable ${report.unreadable.length}, cleaned up ${report.cleanedUp.length}, ` +

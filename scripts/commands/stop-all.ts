@@ -12,7 +12,7 @@ ${SUPERVISOR_FLAGS_HELP}`;
 export async function stopAllCommand(args: string[]): Promise<number> {
   const { values } = parseFlags(args, SUPERVISOR_FLAGS, false);
   if (values.help) return help(STOP_ALL_HELP);
-  const records = await withSupervisor(supervisorOptions(values, true), (sup) => sup.stopAll());
+  const records = await withSupervisor(supervisorOptions(values), (sup) => sup.stopAll());
   console.log(values.json ? JSON.stringify(records.map(taskSummary), null, 2) : taskTable(records));
   return 0;
 }

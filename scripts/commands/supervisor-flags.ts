@@ -31,13 +31,17 @@ export function parseFlags<O extends NonNullable<ParseArgsConfig["options"]>>(
   }
 }
 
-/** Supervisor options from the common flags; the supervisor itself checks their values. */
-export function supervisorOptions(values: Record<string, unknown>, quiet = false): SupervisorOptions {
+/**
+ * Supervisor options from the common flags; the supervisor itself checks
+ * their values. The CLI keeps the supervisor's notices to itself: `probe`
+ * and `replay` say which placement is used, and stderr stays for errors.
+ */
+export function supervisorOptions(values: Record<string, unknown>): SupervisorOptions {
   return {
     storage: values.storage as string | undefined,
     mode: ((values.mode as string | undefined) ?? process.env.OUTLIVE_MODE) as SupervisorOptions["mode"],
     placement: values.placement as SupervisorOptions["placement"],
     prefix: values.prefix as string | undefined,
-    log: quiet ? () => {} : undefined,
+    log: () => {},
   };
 }

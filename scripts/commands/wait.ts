@@ -22,7 +22,7 @@ export async function waitCommand(args: string[]): Promise<number> {
   const id = positionals[0];
   const interval = values.interval === undefined ? 200 : number("--interval", values.interval);
   const end = values.timeout === undefined ? Infinity : Date.now() + number("--timeout", values.timeout) * 1000;
-  const options = supervisorOptions(values, true);
+  const options = supervisorOptions(values);
   for (;;) {
     const view = await viewStorage(options);
     const record = view.records.find((r) => r.id === id);

@@ -1,0 +1,14 @@
+import { execFileSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * vitest globalSetup: tests run the compiled CLI and module (dist/), so they
+ * are built once before any test, unless the caller already built them
+ * (`npm test` does, and sets OUTLIVE_BUILT=1).
+ */
+export default function build(): void {
+  if (process.env.OUTLIVE_BUILT === "1") return;
+  const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+  execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json")], { stdio: "inherit" });
+}
