@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { link, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { link, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
 import { bootId } from "../proc/boot-id.ts";
@@ -12,7 +12,7 @@ const LOCK_NAME = "supervisor.lock";
  * (E_STORAGE_LOCKED naming it); a holder that is provably gone (dead, pid
  * reused, or from an earlier boot) is taken over.
  */
-export async function acquireStorageLock(root: string, inc: Incarnation, attempts = 5): Promise<void> {
+export async function acquireStorageLock(root: string, inc: Incarnation, attempts = 50): Promise<void> {
   const lockPath = join(root, LOCK_NAME);
   // The lock appears complete or not at all: written aside, then hard-linked into place (link fails if it exists).
   const temp = join(root, `.${LOCK_NAME}.${process.pid}.${randomBytes(4).toString("hex")}`);
@@ -28,15 +28,8 @@ export async function acquireStorageLock(root: string, inc: Incarnation, attempt
         }
       }
       const holder = await readHolder(lockPath);
-      if (holder && incarnationAlive(holder, bootId())) {
-        throw new OutliveError(
-          "E_STORAGE_LOCKED",
-          `The storage ${root} is in use by another supervisor: pid ${holder.pid} (incarnation ${holder.id}, since ${holder.startedAt}). Stop it first, or use another --storage.`,
-        );
-      }
-      // Only one contender's rename of the stale lock succeeds; the others retry the link.
-      await rename(lockPath, `${lockPath}.stale-${randomBytes(4).toString("hex")}`).catch(() => {});
-      await unlinkStale(root);
+      if (holder && incarnationAlive(holder, bootId())) throw lockedBy(root, holder);
+      await breakStaleLock(root, temp, holder);
     }
     throw new OutliveError("E_STORAGE_LOCKED", `Could not take the lock ${lockPath} after ${attempts} attempts`);
   } finally {
@@ -66,8 +59,40 @@ async function readHolder(lockPath: string): Promise<Incarnation | null> {
   }
 }
 
-async function unlinkStale(root: string): Promise<void> {
-  for (const name of await readdir(root)) {
-    if (name.startsWith(`${LOCK_NAME}.stale-`)) await unlink(join(root, name)).catch(() => {});
+function lockedBy(root: string, holder: Incarnation): OutliveError {
+  return new OutliveError(
+    "E_STORAGE_LOCKED",
+    `The storage ${root} is in use by another supervisor: pid ${holder.pid} (incarnation ${holder.id}, since ${holder.startedAt}). Stop it first, or use another --storage.`,
+  );
+}
+
+/**
+ * Moves a stale lock aside. Two contenders that both judged it stale must
+ * not both move "the lock": the second would move the first one's fresh
+ * lock away and both would hold the storage. So the move happens only under
+ * a breaker file (made by link, which fails if it exists), and only if the
+ * lock still names the holder judged stale. A breaker left by a contender
+ * that died is removed once its own holder is provably gone.
+ */
+async function breakStaleLock(root: string, temp: string, judged: Incarnation | null): Promise<void> {
+  const lockPath = join(root, LOCK_NAME);
+  const breaker = join(root, `${LOCK_NAME}.break`);
+  try {
+    await link(temp, breaker);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "EEXIST") throw error;
+    const other = await readHolder(breaker);
+    if (!other || !incarnationAlive(other, bootId())) await unlink(breaker).catch(() => {});
+    else await new Promise((r) => setTimeout(r, 5));
+    return;
+  }
+  try {
+    const now = await readHolder(lockPath);
+    if ((now?.id ?? null) !== (judged?.id ?? null)) return; // someone took it meanwhile: look again
+    const aside = `${lockPath}.stale-${randomBytes(4).toString("hex")}`;
+    await rename(lockPath, aside).catch(() => {});
+    await unlink(aside).catch(() => {});
+  } finally {
+    await unlink(breaker).catch(() => {});
   }
 }
