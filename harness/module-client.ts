@@ -14,6 +14,8 @@ export interface ModuleLaunch {
   prefix?: string;
   graceMs?: number;
   livenessMs?: number;
+  /** The supervisor's `backstopSlackSeconds` (a scope's RuntimeMaxSec = deadline + this). Default: the library's (60). */
+  backstopSlackSeconds?: number;
   /** Prepended to the module's argv, e.g. a command that moves it into a cgroup first. */
   wrap?: string[];
   env?: Record<string, string>;
@@ -55,10 +57,18 @@ export class ModuleProcess {
   private readonly listeners: Array<(m: Message) => void> = [];
   readonly exited: Promise<{ code: number | null; signal: string | null }>;
   stderr = "";
+  /** When the process was spawned, and when it exited (null while it runs); for timelines. */
+  readonly spawnedAt = new Date().toISOString();
+  exitedAt: string | null = null;
 
   private constructor(child: ChildProcess) {
     this.child = child;
-    this.exited = new Promise((r) => child.once("exit", (code, signal) => r({ code, signal })));
+    this.exited = new Promise((r) =>
+      child.once("exit", (code, signal) => {
+        this.exitedAt = new Date().toISOString();
+        r({ code, signal });
+      })
+    );
     createInterface({ input: child.stdout! }).on("line", (line) => {
       let m: Message;
       try {
@@ -83,6 +93,7 @@ export class ModuleProcess {
     if (launch.prefix) args.push("--prefix", launch.prefix);
     if (launch.graceMs !== undefined) args.push("--grace-ms", String(launch.graceMs));
     if (launch.livenessMs !== undefined) args.push("--liveness-ms", String(launch.livenessMs));
+    if (launch.backstopSlackSeconds !== undefined) args.push("--backstop-slack-seconds", String(launch.backstopSlackSeconds));
     const argv = [...(launch.wrap ?? []), ...args];
     const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...launch.env } });
     const mod = new ModuleProcess(child);
@@ -129,6 +140,11 @@ export class ModuleProcess {
         }
       });
     });
+  }
+
+  /** Calls `listener` with every event from now on (replies excluded). */
+  onEvent(listener: (m: Message) => void): void {
+    this.listeners.push(listener);
   }
 
   completions(): Message[] {

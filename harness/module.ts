@@ -28,6 +28,7 @@ const { values } = parseArgs({
     mode: { type: "string" },
     "grace-ms": { type: "string" },
     "liveness-ms": { type: "string" },
+    "backstop-slack-seconds": { type: "string" },
   },
 });
 
@@ -42,6 +43,7 @@ const sup = await Supervisor.open({
   prefix: values.prefix,
   graceMs: values["grace-ms"] ? Number(values["grace-ms"]) : undefined,
   livenessIntervalMs: values["liveness-ms"] ? Number(values["liveness-ms"]) : undefined,
+  backstopSlackSeconds: values["backstop-slack-seconds"] ? Number(values["backstop-slack-seconds"]) : undefined,
   log: (line) => {
 
     process.stderr.write(`module: ${line}\n`);

@@ -13,7 +13,7 @@ export interface SimulatorOptions extends Omit<ModuleLaunch, "wrap"> {
 /** One restart as the daemon did it, for reports and timelines. */
 export interface RestartMark {
   at: string;
-  kind: "restart" | "crash" | "stop";
+  kind: "restart" | "crash" | "stop" | "hang-up" | "kill";
   reason: string;
   /** Moment the module's cgroup was killed. */
   killedAt: string | null;
@@ -71,6 +71,28 @@ export class DaemonSimulator {
     await this.start();
     mark.readyAt = new Date().toISOString();
     return this.module;
+  }
+
+  /** The module's cgroup is killed with no notice and no module follows (until `start()` is called again). */
+  async killModule(reason = "cgroup.kill, no restart"): Promise<void> {
+    const mark: RestartMark = { at: new Date().toISOString(), kind: "kill", reason, killedAt: null, readyAt: null };
+    this.marks.push(mark);
+    await this.killModuleCgroup(mark);
+  }
+
+  /** The daemon goes away without a drain notice: the module sees EOF on stdin (and ends every task). */
+  async hangUp(timeoutMs = 30_000): Promise<void> {
+    this.marks.push({ at: new Date().toISOString(), kind: "hang-up", reason: "stdin closed, no drain notice", killedAt: null, readyAt: null });
+    this.module.child.stdin!.end();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.module.child.kill("SIGKILL");
+        resolve();
+      }, timeoutMs);
+    });
+    await Promise.race([this.module.exited, late]);
+    clearTimeout(timer);
   }
 
   /** Stops for good: `disable` ends every task. */

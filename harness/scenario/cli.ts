@@ -1,0 +1,65 @@
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import type { Suite } from "../container/mod.ts";
+import type { ScenarioResult } from "./host-run.ts";
+import { isScenarioName, SCENARIO_NAMES } from "./registry.ts";
+import { EXIT_CODES } from "./report.ts";
+import { formatSummary, runSuites, SYSTEMD_SUITES } from "./run-suites.ts";
+
+const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--summary-json FILE] [--list]
+  NAME…            scenarios to run (default: all of them)
+  --systemd V      only this systemd version (252 = bookworm, 257 = trixie); default both
+  --summary-json F write {passed, failed, skipped, results:[…]} to F
+  --list           print the scenario names and exit
+Exit: one scenario on one version → its verdict (0 pass, 1 fail, 77 skip); otherwise 1 if any failed, else 0.`;
+
+/** `npm run scenario(s)` and every scenario file run on its own; returns the exit code. */
+export async function scenarioCli(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        systemd: { type: "string" },
+        "summary-json": { type: "string" },
+        list: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (values.list) {
+    console.log(SCENARIO_NAMES.join("\n"));
+    return 0;
+  }
+  const unknown = positionals.filter((n) => !isScenarioName(n));
+  if (unknown.length > 0) {
+    console.error(`no scenario ${unknown.map((n) => JSON.stringify(n)).join(", ")}; known: ${SCENARIO_NAMES.join(", ")}`);
+    return 2;
+  }
+  if (values.systemd !== undefined && !SYSTEMD_SUITES[values.systemd]) {
+    console.error(`Expected --systemd to be 252 or 257, got ${JSON.stringify(values.systemd)}`);
+    return 2;
+  }
+  const names = positionals.length > 0 ? positionals : [...SCENARIO_NAMES];
+  const suites: Suite[] = values.systemd ? [SYSTEMD_SUITES[values.systemd]] : ["bookworm", "trixie"];
+  const started = Date.now();
+  const results = await runSuites({ names, suites });
+  console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  if (values["summary-json"]) writeSummary(values["summary-json"], results);
+  if (results.length === 1) return EXIT_CODES[results[0].verdict];
+  return results.some((r) => r.verdict === "fail") ? 1 : 0;
+}
+
+function writeSummary(file: string, results: ScenarioResult[]): void {
+  const n = (v: string) => results.filter((r) => r.verdict === v).length;
+  writeFileSync(file, JSON.stringify({ passed: n("pass"), failed: n("fail"), skipped: n("skip"), results }, null, 2));
+}

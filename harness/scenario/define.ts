@@ -1,0 +1,52 @@
+import type { ScenarioContext } from "./context.ts";
+
+/**
+ * One scenario: what runs inside the container (as the user `outlive`,
+ * under its user manager, in a delegated cgroup) and how long it may take.
+ * The host side is the same for every scenario (`host-run.ts`): boot,
+ * run the driver, read its report, judge, write the report files.
+ */
+export interface Scenario {
+  /** Also the report directory's name: `harness/reports/<name>-<suite>/`. */
+  name: string;
+  /** One line: what it shows. */
+  summary: string;
+  /** The module's runtime. Default `node`. */
+  runtime?: "node" | "deno";
+  /** Bound on the whole scenario inside the container. Default 90 000 ms. */
+  timeoutMs?: number;
+  /** The steps, inside the container. Record checks with `ctx.check`, skip with `ctx.skip`. */
+  inside(ctx: ScenarioContext): Promise<void>;
+}
+
+export const DEFAULT_SCENARIO_TIMEOUT_MS = 90_000;
+
+/**
+ * Declares a scenario; the identity function, there for the type and the
+ * defaults in one place.
+ *
+ * @example
+ * ```ts
+ * import { defineScenario } from "../scenario/define.ts";
+ * export default defineScenario({
+ *   name: "hello",
+ *   summary: "a task's exit code survives",
+ *   async inside(ctx) {
+ *     const mod = await ctx.daemon().start();
+ *     const t = (await mod.request("run", { spec: { shell: "exit 3" } })).task;
+ *     const done = await ctx.completion(t.id);
+ *     ctx.check("exit code 3", done.exitCode === 3, done);
+ *   },
+ * });
+ * ```
+ */
+export function defineScenario(scenario: Scenario): Scenario {
+  return scenario;
+}
+
+/** Thrown by `ctx.skip`: the scenario cannot say anything on this machine, and says why. */
+export class ScenarioSkip extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}

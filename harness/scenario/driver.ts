@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+/**
+ * The container side of a scenario. Runs inside the container as the user
+ * `outlive`, as a user service with `Delegate=yes`, so that (like the field's
+ * daemon) it owns a cgroup in which it makes and kills module cgroups, and
+ * the modules it starts see the user manager (XDG_RUNTIME_DIR) and place
+ * their tasks in systemd user scopes.
+ *
+ *   node dist/harness/scenario/driver.js --scenario NAME --run-dir DIR --prefix P --systemd N
+ *
+ * Writes `<run-dir>/driver-report.json` (a DriverReport) and exits with the
+ * verdict: 0 pass, 1 fail, 77 skip.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { ScenarioContext } from "./context.ts";
+import { DelegatedCgroup } from "./delegated-cgroup.ts";
+import { DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario, ScenarioSkip } from "./define.ts";
+import { loadScenario } from "./registry.ts";
+import { type DriverReport, EXIT_CODES, type Verdict } from "./report.ts";
+import { collectTaskFacts } from "./task-facts.ts";
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    scenario: { type: "string" },
+    "run-dir": { type: "string" },
+    prefix: { type: "string" },
+    systemd: { type: "string", default: "0" },
+  },
+});
+if (!values.scenario || !values["run-dir"] || !values.prefix) {
+  process.stderr.write("usage: driver.js --scenario NAME --run-dir DIR --prefix PREFIX [--systemd N]\n");
+  process.exit(2);
+}
+
+const runDir = values["run-dir"];
+const startedAt = new Date().toISOString();
+const scenario: Scenario = await loadScenario(values.scenario);
+const ctx = new ScenarioContext({
+  scenario,
+  runDir,
+  prefix: values.prefix,
+  cgroup: DelegatedCgroup.claim(),
+  systemd: Number(values.systemd),
+});
+
+let verdict: Verdict = "pass";
+let skipReason: string | null = null;
+let error: string | null = null;
+const timeoutMs = scenario.timeoutMs ?? DEFAULT_SCENARIO_TIMEOUT_MS;
+let timer: ReturnType<typeof setTimeout> | undefined;
+try {
+  await Promise.race([
+    scenario.inside(ctx),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the scenario did not finish within ${timeoutMs} ms`)), timeoutMs);
+    }),
+  ]);
+} catch (e) {
+  if (e instanceof ScenarioSkip) {
+    verdict = "skip";
+    skipReason = e.reason;
+  } else {
+    error = (e as Error).stack ?? String(e);
+    ctx.log(`error: ${error}`);
+  }
+} finally {
+  clearTimeout(timer);
+}
+if (verdict !== "skip" && (error !== null || ctx.checks.length === 0 || ctx.checks.some((c) => !c.ok))) verdict = "fail";
+
+const leftovers = await ctx.cleanup();
+const report: DriverReport = {
+  scenario: scenario.name,
+  verdict,
+  skipReason,
+  error,
+  startedAt,
+  endedAt: new Date().toISOString(),
+  checks: ctx.checks,
+  tasks: await collectTaskFacts(ctx.storages, (storage) =>
+    ctx.daemons.filter((d) => d.storage === storage).flatMap((d) => d.deliveries())).catch((e) => {
+    ctx.log(`could not read the storages: ${(e as Error).message}`);
+    return [];
+  }),
+  incarnations: ctx.daemons.flatMap((d) => d.incarnations(scenario.runtime ?? "node")),
+  marks: ctx.marks.sort((a, b) => a.at.localeCompare(b.at)),
+  facts: ctx.facts,
+  storages: [...ctx.storages],
+  leftovers,
+};
+writeFileSync(join(runDir, "driver-report.json"), JSON.stringify(report, null, 2));
+process.exit(EXIT_CODES[verdict]);

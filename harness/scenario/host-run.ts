@@ -1,0 +1,114 @@
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { ContainerHandle } from "../container/mod.ts";
+import { projectRoot } from "../module-client.ts";
+import { DEFAULT_SCENARIO_TIMEOUT_MS } from "./define.ts";
+import { loadScenario } from "./registry.ts";
+import type { DriverReport, ScenarioReport, Verdict } from "./report.ts";
+import { renderTimeline } from "./timeline-svg.ts";
+
+/** Where the project is inside the container. */
+const PROJECT_INSIDE = "/work/project";
+/** How long past the scenario's own bound the host waits for the driver (start-up, cleanup, writing the report). */
+const DRIVER_SLACK_MS = 30_000;
+
+export interface ScenarioResult {
+  name: string;
+  suite: string;
+  systemd: number | null;
+  verdict: Verdict;
+  /** The skip reason, or the first failed check / error. */
+  why: string | null;
+  durationMs: number;
+  reportDir: string;
+}
+
+/**
+ * Runs one scenario in a booted container: the driver runs inside as a
+ * delegated user service; the host reads its report, judges, writes
+ * `report.json` and `timeline.svg` under `harness/reports/<name>-<suite>/`,
+ * and on a failure keeps the container's journal and the storages.
+ */
+export async function runScenarioIn(container: ContainerHandle, name: string, log: (line: string) => void): Promise<ScenarioResult> {
+  const scenario = await loadScenario(name);
+  const suite = container.info.suite;
+  const systemd = container.info.readiness.systemdVersion ?? null;
+  const root = projectRoot();
+  const reportDir = join(root, "harness", "reports", `${name}-${suite}`);
+  const runDir = join(reportDir, "run");
+  rmSync(reportDir, { recursive: true, force: true });
+  mkdirSync(runDir, { recursive: true });
+  // The driver runs as the container's user (same uid on the host: nspawn maps no ids here) and writes storages in run/.
+  chownSync(runDir, container.info.uid, container.info.uid);
+  const runInside = `${PROJECT_INSIDE}/${relative(root, runDir)}`;
+  const prefix = `sc-${name}`;
+  const unit = `outlive-driver-${name}-${process.pid}`;
+  const timeoutMs = (scenario.timeoutMs ?? DEFAULT_SCENARIO_TIMEOUT_MS) + DRIVER_SLACK_MS;
+  const started = Date.now();
+  log(`${name} on ${suite} (systemd ${systemd}): running`);
+
+  const argv = [
+    "systemd-run", "--user", "--wait", "--pipe", "--collect", "--quiet",
+    `--unit=${unit}`,
+    "-p", "Delegate=yes",
+    // A backstop in case the host side dies: systemd ends the driver and its module cgroups.
+    "-p", `RuntimeMaxSec=${Math.ceil(timeoutMs / 1000) + 10}`,
+    `--working-directory=${PROJECT_INSIDE}`,
+    "--", "/usr/local/bin/node", `${PROJECT_INSIDE}/dist/harness/scenario/driver.js`,
+    "--scenario", name, "--run-dir", runInside, "--prefix", prefix, "--systemd", String(systemd ?? 0),
+  ];
+  let driverOutput = "";
+  let driverExit: number | null = null;
+  try {
+    const r = await container.exec(argv, { user: true, timeoutMs });
+    driverOutput = r.stdout + r.stderr;
+    driverExit = r.exitCode;
+  } catch (error) {
+    driverOutput = `the driver could not be run: ${(error as Error).message}`;
+  } finally {
+    // Whatever happened, nothing of this scenario stays running in the container.
+    await container.exec(["systemctl", "--user", "stop", `${unit}.service`, `${prefix}.slice`], { user: true, timeoutMs: 20_000 }).catch(() => {});
+  }
+  writeFileSync(join(reportDir, "driver.log"), driverOutput);
+
+  const driverReportPath = join(runDir, "driver-report.json");
+  const driver: DriverReport | null = existsSync(driverReportPath) ? JSON.parse(readFileSync(driverReportPath, "utf8")) : null;
+  const report: ScenarioReport = {
+    ...(driver ?? emptyDriverReport(name, `the driver wrote no report (exit ${driverExit}); its output is in driver.log`)),
+    suite,
+    systemd,
+    cgroupLayout: container.info.unified ? "cgroup v2 only (unified)" : "host layout",
+    durationMs: Date.now() - started,
+    kept: {},
+  };
+  if (report.verdict === "fail") {
+    report.kept.journal = await container.keepJournal(`journal-${name}.txt`).then((p) => {
+      const copy = join(reportDir, "journal.txt");
+      writeFileSync(copy, readFileSync(p));
+      return copy;
+    }).catch((e) => `could not be read: ${(e as Error).message}`);
+    report.kept.storage = runDir;
+  } else {
+    rmSync(runDir, { recursive: true, force: true });
+  }
+  writeFileSync(join(reportDir, "report.json"), JSON.stringify(report, null, 2));
+  writeFileSync(join(reportDir, "timeline.svg"), renderTimeline(report));
+
+  const why = report.verdict === "skip"
+    ? report.skipReason
+    : report.verdict === "fail"
+    ? (report.error?.split("\n")[0] ?? report.checks.find((c) => !c.ok)?.name ?? "no checks ran")
+    : null;
+  log(`${name} on ${suite}: ${report.verdict.toUpperCase()}${why ? ` (${why})` : ""} in ${(report.durationMs / 1000).toFixed(1)} s`);
+  log(`  report: ${join(reportDir, "report.json")}  timeline: ${join(reportDir, "timeline.svg")}`);
+  if (report.verdict === "fail") log(`  kept: journal ${report.kept.journal}, storage ${report.kept.storage}, driver output ${join(reportDir, "driver.log")}`);
+  return { name, suite, systemd, verdict: report.verdict, why, durationMs: report.durationMs, reportDir };
+}
+
+function emptyDriverReport(name: string, error: string): DriverReport {
+  const now = new Date().toISOString();
+  return {
+    scenario: name, verdict: "fail", skipReason: null, error, startedAt: now, endedAt: now,
+    checks: [], tasks: [], incarnations: [], marks: [], facts: {}, storages: [], leftovers: [],
+  };
+}

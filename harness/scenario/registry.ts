@@ -1,0 +1,34 @@
+import type { Scenario } from "./define.ts";
+
+/**
+ * Every scenario, in the order `npm run scenarios` runs them. Each lives in
+ * `harness/scenarios/<name>.ts` and default-exports its `Scenario`.
+ */
+export const SCENARIO_NAMES = [
+  "restart-adopt",
+  "restart-adopt-deno",
+  "restart-unscoped",
+  "finished-while-down",
+  "kill-escapees",
+  "backstop",
+  "startup-cleanup",
+  "arguments",
+  "stop-ends-tasks",
+  "memory-cap",
+  "respawn-race",
+  "census-dev-server",
+] as const;
+
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+export function isScenarioName(name: string): name is ScenarioName {
+  return (SCENARIO_NAMES as readonly string[]).includes(name);
+}
+
+/** Imports `harness/scenarios/<name>` (from dist/ or from source, whichever this file runs from). */
+export async function loadScenario(name: string): Promise<Scenario> {
+  if (!isScenarioName(name)) throw new Error(`no scenario ${JSON.stringify(name)}; known: ${SCENARIO_NAMES.join(", ")}`);
+  const ext = import.meta.url.endsWith(".ts") ? "ts" : "js";
+  const mod = await import(new URL(`../scenarios/${name}.${ext}`, import.meta.url).href);
+  return mod.default as Scenario;
+}

@@ -1,0 +1,83 @@
+/**
+ * What a scenario run leaves behind, as plain data: the driver writes a
+ * `DriverReport` inside the container, the host adds the verdict and the
+ * container facts and writes `report.json` and `timeline.svg`.
+ */
+
+export type Verdict = "pass" | "fail" | "skip";
+
+export const EXIT_CODES: Record<Verdict, number> = { pass: 0, fail: 1, skip: 77 };
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  /** What was seen, for a person reading a failure. */
+  detail?: unknown;
+}
+
+/** Every task, as its storage says at the end, plus what the daemon received. */
+export interface TaskFacts {
+  id: string;
+  storage: string;
+  placement: string;
+  /** The terminal state, or the state it was left in. */
+  fate: string;
+  exitCode: number | null;
+  reason: string | null;
+  unit: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  stdoutBytes: number;
+  stderrBytes: number;
+  /** How many times a module delivered its completion to the daemon, over all incarnations. */
+  completionsDelivered: number;
+}
+
+/** One module process: a band on the timeline. */
+export interface Incarnation {
+  daemon: string;
+  pid: number;
+  runtime: string;
+  placement: string;
+  startedAt: string;
+  endedAt: string | null;
+  /** How it ended: drained, killed with its cgroup, hung up… */
+  end: string | null;
+}
+
+/** A moment on the timeline: a restart, a cgroup kill, a task kill, a check. */
+export interface Mark {
+  at: string;
+  kind: string;
+  label: string;
+}
+
+export interface DriverReport {
+  scenario: string;
+  verdict: Verdict;
+  skipReason: string | null;
+  /** An exception that ended the steps early (a failure). */
+  error: string | null;
+  startedAt: string;
+  endedAt: string;
+  checks: Check[];
+  tasks: TaskFacts[];
+  incarnations: Incarnation[];
+  marks: Mark[];
+  /** Free-form facts a scenario wants in the report (versions, timings). */
+  facts: Record<string, unknown>;
+  /** Storage directories the scenario used, as paths inside the container. */
+  storages: string[];
+  /** Units or cgroups the final cleanup still found and removed. */
+  leftovers: string[];
+}
+
+export interface ScenarioReport extends DriverReport {
+  suite: string;
+  systemd: number | null;
+  cgroupLayout: string;
+  durationMs: number;
+  /** Where things were kept on the host (failure: journal, storage). */
+  kept: Record<string, string>;
+}
