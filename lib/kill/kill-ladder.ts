@@ -1,5 +1,5 @@
 import { inspectPid } from "../proc/identity.ts";
-import { groupExists, signalGroup, waitUntil } from "./process-group.ts";
+import { groupExists, liveGroupMembers, signalGroup, waitUntil } from "./process-group.ts";
 
 /** How a kill went: TERM sufficed within the grace, SIGKILL was needed, nothing was left, or the pid was someone else's. */
 export type KillHow = "term" | "kill" | "already-gone" | "pid-reused";
@@ -19,6 +19,14 @@ export interface KillLadderOptions {
   killWaitMs?: number;
   /** The placement's last step: end what is left in the task's cgroup (escaped processes) and wait until it is empty. */
   killAll?: () => Promise<void>;
+  /**
+   * With the leader gone, does this group still belong to the task? Where a
+   * placement can tell (a member is in the task's cgroup), a group whose id
+   * was handed to an unrelated process after the task's whole group died is
+   * never signalled; only `killAll` (by the task's own cgroup) runs then.
+   * Default: trusted, as a plain process group offers no such proof.
+   */
+  ownsGroup?: (members: number[]) => boolean;
   signal?: AbortSignal;
 }
 
@@ -47,10 +55,14 @@ export async function killLadder(target: KillTarget, options: KillLadderOptions 
     await options.killAll?.();
     return "pid-reused";
   }
-  // With the leader gone the group id cannot have been handed out again while members remain.
-  if (!live && !groupExists(target.pgid)) {
-    await options.killAll?.();
-    return "already-gone";
+  if (!live) {
+    // The group id is not handed out again while members remain; but the whole group may have died and
+    // the id been reused by an unrelated group since. Where the placement can tell, that group is spared.
+    const members = liveGroupMembers(target.pgid);
+    if ((members !== null && members.length === 0) || (members && options.ownsGroup && !options.ownsGroup(members))) {
+      await options.killAll?.();
+      return "already-gone";
+    }
   }
   const gone = () => !groupExists(target.pgid);
   signalGroup(target.pgid, "SIGTERM");

@@ -17,12 +17,23 @@ export function groupExists(pgid: number): boolean {
 }
 
 function groupHasLiveMember(pgid: number): boolean {
+  const members = liveGroupMembers(pgid);
+  return members === null || members.length > 0;
+}
+
+/**
+ * The live (non-zombie) processes of a group, from /proc; null when /proc
+ * cannot be listed (callers then assume the group lives, which only makes a
+ * kill wait longer).
+ */
+export function liveGroupMembers(pgid: number): number[] | null {
   let entries: string[];
   try {
     entries = readdirSync("/proc");
   } catch {
-    return true; // cannot tell: assume it lives, which only makes a kill wait longer
+    return null;
   }
+  const members: number[] = [];
   for (const name of entries) {
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
@@ -32,9 +43,9 @@ function groupHasLiveMember(pgid: number): boolean {
     } catch {
       continue;
     }
-    if (stat && stat.pgid === pgid && stat.state !== "Z" && stat.state !== "X") return true;
+    if (stat && stat.pgid === pgid && stat.state !== "Z" && stat.state !== "X") members.push(stat.pid);
   }
-  return false;
+  return members;
 }
 
 /** Signals the whole group; false when it no longer exists. */

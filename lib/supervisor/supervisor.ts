@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { watch } from "node:fs";
 import { OutliveError } from "../errors.ts";
 import { type KillHow, killLadder } from "../kill/kill-ladder.ts";
-import { groupExists, signalGroup } from "../kill/process-group.ts";
+import { liveGroupMembers, signalGroup } from "../kill/process-group.ts";
 import { readExitMarker } from "../observe/exit-marker.ts";
 import { summarizeOutput } from "../observe/output-tail.ts";
 import { choosePlacement, makePlacements } from "../placement/choose.ts";
@@ -558,7 +558,11 @@ export class Supervisor {
     } else {
       how = await killLadder(
         { pid: record.pid, pgid: record.pgid, startTime: record.startTime },
-        { graceMs: options.graceMs ?? this.options.graceMs, killAll: () => placement.killAll(record) },
+        {
+          graceMs: options.graceMs ?? this.options.graceMs,
+          killAll: () => placement.killAll(record),
+          ownsGroup: (members) => this.ownsGroup(record, members),
+        },
       );
     }
     const final = await this.settleAfterKill(record.id);
@@ -575,10 +579,26 @@ export class Supervisor {
     return this.records.get(id)!;
   }
 
+  /**
+   * Is a group whose leader is gone still this task's? Some member must be
+   * in the task's cgroup or unit. A plain process group shares the
+   * supervisor's cgroup and so proves little; cgroup placements prove it.
+   */
+  private ownsGroup(record: TaskRecord, members: number[]): boolean {
+    const placement = this.placements[record.placement];
+    return members.some((pid) => {
+      const live = inspectPid(pid);
+      return live !== null && placement.identify(record, live);
+    });
+  }
+
   private async finish(record: TaskRecord, decision: Extract<ReplayDecision, { kind: "finish" }>): Promise<TaskRecord> {
     const placement = this.placements[record.placement];
     if (decision.endRemnants) {
-      if (record.pgid !== null && groupExists(record.pgid) && inspectPid(record.pgid) === null) signalGroup(record.pgid, "SIGKILL");
+      if (record.pgid !== null && inspectPid(record.pgid) === null) {
+        const members = liveGroupMembers(record.pgid);
+        if (members?.length && this.ownsGroup(record, members)) signalGroup(record.pgid, "SIGKILL");
+      }
       await placement.killAll(record).catch(() => {});
     }
     const done = await this.settle(record, decision);
