@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "zx";
-import { taskPaths } from "../../lib/mod.ts";
+import { type TaskRecord, TaskStore, taskPaths } from "../../lib/mod.ts";
 import type { SimulatorOptions } from "../daemon/simulator.ts";
 import type { DelegatedCgroup } from "./delegated-cgroup.ts";
 import { ScenarioSkip, type Scenario } from "./define.ts";
@@ -139,6 +139,12 @@ export class ScenarioContext {
     } catch {
       return "";
     }
+  }
+
+  /** A task's record as stored now (no supervisor involved), or null when it cannot be read. */
+  async record(id: string, storage = this.storage): Promise<TaskRecord | null> {
+    const r = await (await TaskStore.open(storage)).read(id);
+    return r.ok ? r.record : null;
   }
 
   /** `systemctl --user` with zx; never throws, returns stdout. */

@@ -1,0 +1,67 @@
+/**
+ * kill-escapees: a task whose children leave its process group (setsid)
+ * and its process tree (double fork). Killing the task through outlive
+ * must leave its scope empty: the ladder's group signals miss the
+ * escapees, the scope's cgroup.kill does not.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { defineScenario } from "../scenario/define.ts";
+import { runIfMain } from "../scenario/run-file.ts";
+
+const ESCAPE = [
+  "setsid sleep 300 &",                    // a new session and process group
+  "( setsid sh -c 'sleep 301 & exit 0' & )", // double fork: the sleep is reparented, in another session
+  "trap '' TERM",                           // and the task itself ignores TERM
+  "echo escaped; sleep 302",
+].join("\n");
+
+function procs(cgroupDir: string): number[] {
+  try {
+    return readFileSync(join(cgroupDir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** A process that exists and is not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1][0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+const scenario = defineScenario({
+  name: "kill-escapees",
+  summary: "a kill leaves the scope empty, even of setsid and double-forked children",
+  async inside(ctx) {
+    const d = ctx.daemon({ graceMs: 800 });
+    const mod = await d.start();
+    const t = await d.run({ id: "escaper", shell: ESCAPE });
+    const dir: string = t.location.cgroupDir;
+    const before = await ctx.waitFor("the escapees to start", () => procs(dir).length >= 5 && procs(dir), 10_000);
+    const sessions = new Set(before.map((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[3];
+      } catch {
+        return "gone";
+      }
+    }));
+    ctx.fact("processesBeforeKill", before.length);
+    ctx.check("the task's processes span more than one session", sessions.size > 1, [...sessions]);
+    ctx.mark("kill", "kill escaper");
+    const r = await mod.request("kill", { id: "escaper", graceMs: 800 });
+    ctx.fact("killHow", r.how);
+    const empty = await ctx.waitFor("the scope to empty", () => procs(dir).length === 0, 10_000).catch(() => false);
+    ctx.check("the scope is empty after the kill", empty === true, procs(dir));
+    ctx.check("no escapee survives anywhere", !before.some(alive), before.filter(alive));
+    const done = await ctx.completion(d, "escaper");
+    ctx.check("the task ends killed", done.state === "killed", done);
+    ctx.check("its scope unit is gone", (await ctx.units()).length === 0, await ctx.units());
+    await d.stop("disable");
+  },
+});
+export default scenario;
+runIfMain(import.meta.url, scenario.name);
