@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { describeValue, OutliveError } from "../errors.ts";
 import type { TaskCommand } from "../store/record.ts";
 import { checkTaskId } from "../store/task-id.ts";
@@ -44,10 +45,15 @@ export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number }):
     throw bad("memoryMaxBytes", "an integer number of bytes >= 4096", memory);
   }
   const cwd = spec.cwd ?? process.cwd();
-  if (typeof cwd !== "string" || !cwd.startsWith("/")) throw bad("cwd", "an absolute path", cwd);
+  if (typeof cwd !== "string" || !cwd.startsWith("/") || cwd.includes("\0")) throw bad("cwd", "an absolute path", cwd);
+  if (!isDirectory(cwd)) throw bad("cwd", "an existing directory", cwd);
   const env = spec.env ?? {};
-  if (typeof env !== "object" || env === null || !Object.values(env).every((v) => typeof v === "string")) {
-    throw bad("env", "an object of strings", env);
+  if (typeof env !== "object" || env === null || Array.isArray(env)) throw bad("env", "an object of strings", env);
+  for (const [name, value] of Object.entries(env)) {
+    if (name === "" || name.includes("=") || name.includes("\0")) throw bad("env", "an object whose names are non-empty and hold no '=' or NUL", name);
+    if (typeof value !== "string" || value.includes("\0")) {
+      throw bad("env", `an object of strings without NUL bytes (at ${JSON.stringify(name)})`, value);
+    }
   }
   const key = spec.key ?? null;
   if (key !== null && (typeof key !== "string" || key === "" || key.length > 200)) {
@@ -62,4 +68,12 @@ export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number }):
     memoryMaxBytes: memory,
     key,
   };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
