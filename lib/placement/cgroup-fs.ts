@@ -42,9 +42,18 @@ export async function cgroupPopulated(dir: string): Promise<boolean> {
   try {
     return /^populated 1$/m.test(await readFile(join(dir, "cgroup.events"), "utf8"));
   } catch (error) {
-    if ((error as { code?: string }).code === "ENOENT") return false;
+    if (cgroupGone(error)) return false;
     throw error;
   }
+}
+
+/**
+ * ENOENT: the cgroup is gone. ENODEV: it was removed between open and
+ * read/write, which systemd does to a scope the moment it empties.
+ */
+export function cgroupGone(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === "ENOENT" || code === "ENODEV";
 }
 
 /**
@@ -57,7 +66,7 @@ export async function killCgroup(dir: string, timeoutMs = 5000): Promise<boolean
   try {
     await writeFile(join(dir, "cgroup.kill"), "1");
   } catch (error) {
-    if ((error as { code?: string }).code !== "ENOENT") throw error;
+    if (!cgroupGone(error)) throw error;
   }
   return waitUntil(async () => !(await cgroupPopulated(dir)), timeoutMs, 10);
 }
