@@ -35,6 +35,8 @@ export interface SpawnPlan {
 export interface MemoryEvents {
   oomKill: number;
   max: number;
+  /** Where the count came from, when not the cgroup's own `memory.events` (its cgroup may be gone). */
+  detail?: string;
 }
 
 /**

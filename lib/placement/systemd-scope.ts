@@ -1,5 +1,4 @@
-import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { readFileSync, watch } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
@@ -8,12 +7,13 @@ import type { TaskLocation, TaskRecord } from "../store/record.ts";
 import { TASK_ID_PATTERN } from "../store/task-id.ts";
 import { cgroupPopulated, findCgroup2Mount, killCgroup, readMemoryEvents, watchCgroupEmpty } from "./cgroup-fs.ts";
 import type { MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
+import { firstLine, type ManagerKind, runBounded, SystemdManager } from "./systemd-manager.ts";
 
 export interface SystemdScopeOptions {
   /** Unit prefix: `<prefix>-task-<id>.scope` in `<prefix>.slice`. Default `outlive`. */
   prefix?: string;
   /** `auto` (default): the user manager when reachable, else the system manager when root. */
-  manager?: "auto" | "user" | "system";
+  manager?: "auto" | ManagerKind;
   /** TimeoutStopSec of each scope: how long a stop by systemd waits between TERM and KILL. Default 2 s. */
   stopTimeoutSeconds?: number;
   /** Bound on every systemctl call. Default 10000 ms. */
@@ -22,6 +22,8 @@ export interface SystemdScopeOptions {
 
 /** systemd 254 added `--expand-environment=`; 252 rejects it, and does not expand. */
 export const EXPAND_ENVIRONMENT_SINCE = 254;
+/** How long `started` waits for systemd-run to exec the wrapper once the scope holds it. */
+const EXEC_WAIT_MS = 5000;
 
 /**
  * A transient systemd scope per task, owned by the user (or system)
@@ -32,7 +34,11 @@ export class SystemdScopePlacement implements Placement {
   readonly name = "systemd-scope" as const;
   readonly prefix: string;
   private readonly options: Required<SystemdScopeOptions>;
-  private resolved: { manager: "user" | "system"; version: number } | null = null;
+  private resolved: { manager: SystemdManager; version: number } | null = null;
+  /** Why a memory cap would not be enforced here ("" when it would); asked once. */
+  private memoryProblem: Promise<string> | null = null;
+  /** OOM counters read while a capped scope still existed: systemd removes its cgroup, memory.events with it, once it empties. */
+  private readonly oomSeen = new Map<string, MemoryEvents>();
 
   constructor(options: SystemdScopeOptions = {}) {
     this.options = {
@@ -47,23 +53,23 @@ export class SystemdScopePlacement implements Placement {
   async probe(): Promise<PlacementProbe> {
     const details: Record<string, unknown> = {};
     const no = (reason: string) => ({ name: this.name, ok: false, reason, details });
-    const version = await this.run("systemd-run", ["--version"]).catch((e: Error) => e);
+    const version = await runBounded("systemd-run", ["--version"], this.options.commandTimeoutMs).catch((e: Error) => e);
     if (version instanceof Error) return no(`systemd-run is not installed or does not run (${firstLine(version.message)})`);
     const v = Number(/systemd (\d+)/.exec(version)?.[1]);
     details.version = v;
     if (!Number.isInteger(v)) return no(`cannot read the systemd version from ${JSON.stringify(firstLine(version))}`);
     if (v < 236) return no(`systemd ${v} is too old (236 or later is needed for --collect)`);
-    const candidates: Array<"user" | "system"> =
-      this.options.manager === "auto" ? ["user", "system"] : [this.options.manager];
+    const kinds: ManagerKind[] = this.options.manager === "auto" ? ["user", "system"] : [this.options.manager];
     const why: string[] = [];
-    for (const manager of candidates) {
-      const problem = await this.managerProblem(manager);
+    for (const kind of kinds) {
+      const manager = new SystemdManager(kind, this.options.commandTimeoutMs);
+      const problem = await manager.problem();
       if (!problem) {
         this.resolved = { manager, version: v };
-        details.manager = manager;
-        return { name: this.name, ok: true, reason: `systemd ${v}, ${manager} manager reachable`, details };
+        details.manager = kind;
+        return { name: this.name, ok: true, reason: `systemd ${v}, ${kind} manager reachable`, details };
       }
-      why.push(`${manager} manager: ${problem}`);
+      why.push(`${kind} manager: ${problem}`);
     }
     return no(why.join("; "));
   }
@@ -73,14 +79,26 @@ export class SystemdScopePlacement implements Placement {
     return `${this.prefix}-task-${id}.scope`;
   }
 
+  /**
+   * `systemd-run [--user] --scope …` in front of the wrapper. A capped scope
+   * is not `--collect`ed: one the OOM killer ended stays loaded as failed
+   * (Result=oom-kill) until `release`, so the kill can be told even when no
+   * supervisor ran at the time.
+   */
   async plan(task: PlacementTask): Promise<SpawnPlan> {
     const { manager, version } = await this.requireResolved();
     const unit = this.unitName(task.id);
+    const capped = task.memoryMaxBytes !== null;
+    if (capped) {
+      this.memoryProblem ??= manager.memoryCapProblem(findCgroup2Mount()).then((p) => p ?? "", (e: Error) => e.message);
+      const problem = await this.memoryProblem;
+      if (problem) throw new OutliveError("E_MEMORY_CAP_UNSUPPORTED", `Cannot cap memory in a systemd scope here: ${problem}`);
+    }
     const prefix = [
       "systemd-run",
-      ...(manager === "user" ? ["--user"] : []),
+      ...(manager.kind === "user" ? ["--user"] : []),
       "--scope",
-      "--collect",
+      ...(capped ? [] : ["--collect"]),
       "--quiet",
       `--unit=${unit}`,
       `--slice=${this.prefix}.slice`,
@@ -89,17 +107,24 @@ export class SystemdScopePlacement implements Placement {
       "-p",
       `TimeoutStopSec=${this.options.stopTimeoutSeconds}s`,
     ];
-    if (task.memoryMaxBytes !== null) prefix.push("-p", `MemoryMax=${task.memoryMaxBytes}`, "-p", "MemorySwapMax=0");
+    // OOMPolicy=kill makes systemd set memory.oom.group=1 before the process joins: one OOM kill ends the whole task.
+    if (capped) prefix.push("-p", `MemoryMax=${task.memoryMaxBytes}`, "-p", "MemorySwapMax=0", "-p", "OOMPolicy=kill");
     if (version >= EXPAND_ENVIRONMENT_SINCE) prefix.push("--expand-environment=no");
-    return { prefix, env: {}, enterCgroupProcs: null, location: { unit, manager } };
+    return { prefix, env: {}, enterCgroupProcs: null, location: { unit, manager: manager.kind } };
   }
 
+  /**
+   * The scope holds systemd-run a moment before it execs the wrapper; a TERM
+   * then would end systemd-run itself, with no wrapper to run traps or write
+   * the exit code. So this waits (bounded) for the exec before `run` resolves.
+   */
   async started(record: TaskRecord, live: LiveProcess): Promise<TaskLocation> {
+    await waitForExec(live.pid, EXEC_WAIT_MS);
     const mount = findCgroup2Mount();
     const location: TaskLocation = { ...record.location, cgroup: live.cgroup ?? undefined };
     if (mount && live.cgroup) location.cgroupDir = join(mount, live.cgroup);
     if (record.memoryMaxBytes !== null && location.cgroupDir) {
-      // One OOM kill ends the whole task, not one process of it.
+      // OOMPolicy=kill set it already; written again for managers that ignore the policy on scopes.
       await writeFile(join(location.cgroupDir, "memory.oom.group"), "1").catch(() => {});
     }
     return location;
@@ -110,97 +135,136 @@ export class SystemdScopePlacement implements Placement {
     return unit !== undefined && live.cgroup !== null && live.cgroup.endsWith(`/${unit}`);
   }
 
+  /** `cgroup.kill` on the scope, done only when `cgroup.events` says `populated 0`; systemd's SIGKILL if that did not empty it. */
   async killAll(record: TaskRecord): Promise<void> {
-    if (record.location.cgroupDir && existsSync(record.location.cgroupDir)) {
-      await killCgroup(record.location.cgroupDir);
-    } else if (record.location.unit) {
-      await this.systemctl(record.location.manager ?? "user", ["kill", "--signal=SIGKILL", record.location.unit]).catch(() => {});
-    }
+    const dir = await this.cgroupDirOf(record);
+    if (dir && (await killCgroup(dir))) return;
+    const unit = record.location.unit;
+    if (!unit) return;
+    await this.managerOf(record).systemctl(["kill", "--signal=SIGKILL", unit]).catch(() => {});
+    if (dir) await killCgroup(dir);
   }
 
   async isEmpty(record: TaskRecord): Promise<boolean | null> {
-    return record.location.cgroupDir ? !(await cgroupPopulated(record.location.cgroupDir)) : null;
+    const dir = await this.cgroupDirOf(record);
+    // No cgroup on record and none loaded: systemd removes a scope's cgroup once it is empty.
+    return dir ? !(await cgroupPopulated(dir)) : record.location.unit ? true : null;
   }
 
   watchEmpty(record: TaskRecord, onEmpty: () => void, signal: AbortSignal): boolean {
-    return record.location.cgroupDir ? watchCgroupEmpty(record.location.cgroupDir, onEmpty, signal) : false;
+    const dir = record.location.cgroupDir;
+    if (!dir) return false;
+    if (record.memoryMaxBytes !== null) this.watchOom(record.id, dir, signal);
+    return watchCgroupEmpty(dir, onEmpty, signal);
   }
 
+  /**
+   * The scope's `memory.events` while it exists; once systemd has removed
+   * it, the counter read before that (the watch in `watchEmpty`), and else
+   * systemd's own word: `Result=oom-kill` on the failed unit, kept loaded
+   * because capped scopes are not `--collect`ed.
+   */
   async memoryEvents(record: TaskRecord): Promise<MemoryEvents | null> {
-    return record.location.cgroupDir ? readMemoryEvents(record.location.cgroupDir) : null;
+    const dir = record.location.cgroupDir;
+    const fresh = dir ? await readMemoryEvents(dir) : null;
+    if (fresh) {
+      if (fresh.oomKill > 0) this.oomSeen.set(record.id, fresh);
+      return fresh;
+    }
+    if (record.memoryMaxBytes === null || !record.location.unit) return null;
+    const seen = this.oomSeen.get(record.id);
+    if (seen) return seen;
+    const unit = record.location.unit;
+    const result = await this.managerOf(record).unitProperty(unit, "Result").catch(() => null);
+    if (result !== "oom-kill") return null;
+    return {
+      oomKill: 1,
+      max: 0,
+      detail: `systemd's Result=oom-kill for ${unit}; its memory.events, with the exact oom_kill count, was removed with the scope`,
+    };
   }
 
   async list(): Promise<string[]> {
     const { manager } = await this.requireResolved();
-    const out = await this.systemctl(manager, [
-      "list-units",
-      "--all",
-      "--plain",
-      "--no-legend",
-      "--no-pager",
-      `${this.prefix}-task-*.scope`,
-    ]);
+    const out = await manager.systemctl(["list-units", "--all", "--plain", "--no-legend", "--no-pager", `${this.prefix}-task-*.scope`]);
     const lead = `${this.prefix}-task-`;
+    // A failed unit's line may begin with a status mark, so the unit name is looked for among the words.
     return out
       .split("\n")
-      .map((line) => line.trim().split(/\s+/)[0])
-      .filter((unit) => unit?.startsWith(lead) && unit.endsWith(".scope"))
+      .map((line) => line.trim().split(/\s+/).find((w) => w.startsWith(lead) && w.endsWith(".scope")))
+      .filter((unit): unit is string => unit !== undefined)
       .map((unit) => unit.slice(lead.length, -".scope".length))
       .filter((id) => TASK_ID_PATTERN.test(id));
   }
 
+  /** systemd's stop (TERM, TimeoutStopSec, KILL to the whole scope), then forget a failed result. */
   async stop(id: string): Promise<void> {
     const { manager } = await this.requireResolved();
-    await this.systemctl(manager, ["stop", this.unitName(id)]).catch(() => {});
+    const unit = this.unitName(id);
+    await manager.systemctl(["stop", unit]).catch(() => {});
+    await manager.systemctl(["reset-failed", unit]).catch(() => {});
+    this.oomSeen.delete(id);
   }
 
   async flush(): Promise<void> {}
 
-  async release(): Promise<void> {
-    // --collect: systemd removes the scope once it is empty, whatever its result.
+  /** An uncapped scope is `--collect`ed by systemd; a capped one that failed is kept until its end is recorded, which is now. */
+  async release(record: TaskRecord): Promise<void> {
+    this.oomSeen.delete(record.id);
+    if (record.memoryMaxBytes === null || !record.location.unit) return;
+    await this.managerOf(record).systemctl(["reset-failed", record.location.unit]).catch(() => {});
   }
 
-  private async managerProblem(manager: "user" | "system"): Promise<string | null> {
-    if (manager === "user") {
-      const dir = process.env.XDG_RUNTIME_DIR;
-      if (!dir) return "XDG_RUNTIME_DIR is not set";
-      if (!existsSync(join(dir, "systemd", "private")) && !existsSync(join(dir, "bus"))) {
-        return `no user manager socket in ${dir}`;
-      }
-    } else {
-      if (process.getuid?.() !== 0) return "not root";
-      if (!existsSync("/run/systemd/system")) return "PID 1 is not systemd (/run/systemd/system is missing)";
-    }
+  private watchOom(id: string, dir: string, signal: AbortSignal): void {
+    // The kernel signals every change of memory.events; an OOM kill changes it before the scope empties.
+    const read = () => {
+      void readMemoryEvents(dir).then((events) => {
+        if (events && events.oomKill > 0) this.oomSeen.set(id, events);
+      });
+    };
     try {
-      await this.systemctl(manager, ["show", "--property=Version"]);
-      return null;
-    } catch (error) {
-      return `systemctl does not answer (${firstLine((error as Error).message)})`;
+      const watcher = watch(join(dir, "memory.events"), { persistent: false }, read);
+      watcher.on("error", () => watcher.close());
+      signal.addEventListener("abort", () => watcher.close(), { once: true });
+    } catch {
+      // No memory.events to watch: memoryEvents still asks systemd afterwards.
     }
   }
 
-  private async requireResolved(): Promise<{ manager: "user" | "system"; version: number }> {
+  /** The scope's cgroup directory: from the record, or (when the supervisor stopped before recording it) from systemd. */
+  private async cgroupDirOf(record: TaskRecord): Promise<string | null> {
+    if (record.location.cgroupDir) return record.location.cgroupDir;
+    const mount = findCgroup2Mount();
+    if (!mount || !record.location.unit) return null;
+    const cg = await this.managerOf(record).unitProperty(record.location.unit, "ControlGroup").catch(() => null);
+    return cg ? join(mount, cg) : null;
+  }
+
+  private managerOf(record: TaskRecord): SystemdManager {
+    const kind = record.location.manager ?? this.resolved?.manager.kind ?? "user";
+    return this.resolved?.manager.kind === kind ? this.resolved.manager : new SystemdManager(kind, this.options.commandTimeoutMs);
+  }
+
+  private async requireResolved(): Promise<{ manager: SystemdManager; version: number }> {
     if (!this.resolved) {
       const probe = await this.probe();
       if (!probe.ok) throw new OutliveError("E_PLACEMENT_UNAVAILABLE", `systemd-scope placement: ${probe.reason}`);
     }
     return this.resolved!;
   }
-
-  private systemctl(manager: "user" | "system", args: string[]): Promise<string> {
-    return this.run("systemctl", [...(manager === "user" ? ["--user"] : []), ...args]);
-  }
-
-  private run(file: string, args: string[]): Promise<string> {
-    return new Promise((resolve, reject) => {
-      execFile(file, args, { timeout: this.options.commandTimeoutMs, encoding: "utf8" }, (error, stdout, stderr) => {
-        if (error) reject(new Error(`${file} ${args.join(" ")}: ${stderr.trim() || error.message}`));
-        else resolve(stdout);
-      });
-    });
-  }
 }
 
-function firstLine(s: string): string {
-  return s.split("\n")[0].trim();
+/** Waits until `pid` is no longer systemd-run (it exec'd) or is gone; bounded. */
+async function waitForExec(pid: number, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    let comm: string;
+    try {
+      comm = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+    } catch {
+      return;
+    }
+    if (comm !== "systemd-run") return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
 }

@@ -24,6 +24,8 @@ export interface ReplayEvidence {
   remnants: boolean;
   /** OOM kills in the task's cgroup; null without memory accounting. */
   oomKills: number | null;
+  /** Where the OOM evidence came from when not `memory.events` (e.g. systemd's Result after the scope was removed). */
+  oomDetail?: string | null;
   /** The incarnation that spawned the task: still alive? null when its record is gone. */
   spawnerAlive: boolean | null;
   /** When the supervisor replaying this came up, i.e. when it restarted. */
@@ -53,12 +55,13 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
   if (isTerminal(record.state)) return { kind: "unchanged" };
   const lastOutput = ev.lastOutputAt ? `; last output at ${ev.lastOutputAt}` : "; it wrote no output";
   const oom = ev.oomKills !== null && ev.oomKills > 0;
+  const oomWords = ev.oomDetail ?? `oom_kill ${ev.oomKills} in memory.events`;
 
   if (ev.marker.kind === "code") {
     const code = ev.marker.code;
     const at = ev.marker.writtenAt;
     if (oom && code >= 128) {
-      return finish("oom_killed", code, `killed by the kernel's OOM killer (oom_kill ${ev.oomKills} in memory.events)`);
+      return finish("oom_killed", code, `killed by the kernel's OOM killer (${oomWords})`);
     }
     // The supervisor saw the marker empty before it wrote `killing` (file times are too coarse to order the two).
     if (record.state === "killing") {
@@ -86,7 +89,7 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
     return finish(record.killState ?? "killed", null, `${record.killReason ?? "killed by outlive"} (${noCode}: it ended while being killed)`, true);
   }
   if (oom) {
-    return finish("oom_killed", null, `killed by the kernel's OOM killer (oom_kill ${ev.oomKills} in memory.events)${lastOutput}`, true);
+    return finish("oom_killed", null, `killed by the kernel's OOM killer (${oomWords})${lastOutput}`, true);
   }
   if (ev.timedOutAt) {
     return finish("timed_out", null, `ended by its watchdog at its deadline ${record.deadlineAt} (${limitWords(record)})${lastOutput}`, true);

@@ -41,6 +41,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
     pid,
     remnants,
     oomKills: memory?.oomKill ?? null,
+    oomDetail: memory?.detail ?? null,
     spawnerAlive: await ctx.spawnerAlive(record.incarnation),
     restartedAt: ctx.restartedAt,
     lastOutputAt: outputTimes.at(-1) ?? null,
