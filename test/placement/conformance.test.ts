@@ -3,7 +3,7 @@
  * the others are skipped with the reason printed. Inside the systemd
  * container the harness runs this same file, where systemd-scope works.
  */
-import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -26,12 +26,36 @@ const storages: string[] = [];
 afterAll(() => {
   for (const s of storages) rmSync(s, { recursive: true, force: true });
   const base = (placements["cgroup-v2"] as CgroupV2Placement).baseDir;
-  if (base && existsSync(base)) rmdirSync(base);
+  if (base && existsSync(base)) {
+    try {
+      rmdirSync(base);
+    } catch (error) {
+      // Say what is still in there: a task cgroup left behind is a placement bug, not a test-teardown one.
+      const left = readdirSync(base, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+      throw new Error(`${(error as Error).message}; left in it: ${left.join(", ") || "no cgroups"}`);
+    }
+  }
 });
 
 async function open(name: PlacementName, storage = mkdtempSync(join(tmpdir(), `outlive-conf-${name}-`))) {
   storages.push(storage);
   return Supervisor.open({ storage, placement: name, mode: "daemon", prefix: PREFIX, log: () => {}, livenessIntervalMs: 50, graceMs: 1500 });
+}
+
+async function waitFor(done: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** Some process of the group has exec'd this command line (NUL-separated, as in /proc/<pid>/cmdline). */
+function groupRuns(pgid: number, cmdline: string): boolean {
+  return readdirSync("/proc").filter((d) => /^\d+$/.test(d)).some((d) => {
+    try {
+      return readProcStat(Number(d))?.pgid === pgid && readFileSync(`/proc/${d}/cmdline`, "latin1") === cmdline;
+    } catch {
+      return false;
+    }
+  });
 }
 
 function alive(pid: number): boolean {
@@ -84,6 +108,9 @@ describe.each(PLACEMENT_NAMES.map((n) => [n, placements[n]] as [PlacementName, P
     const trapFile = join(sup.store.root, "trap");
     try {
       const t = await sup.run({ argv: ["bash", "-c", `trap 'echo ran > ${trapFile}' EXIT; sleep 60`] });
+      // A TERM that lands before bash set its trap, or while its child is between fork and exec
+      // (still holding bash's handler), is swallowed by bash: wait until `sleep 60` really runs.
+      await waitFor(() => groupRuns(t.pgid!, "sleep\x0060\x00"), 5000);
       const { how, record } = await sup.kill(t.id);
       expect(how).toBe("term");
       expect(record.state).toBe("killed");
