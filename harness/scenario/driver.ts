@@ -13,6 +13,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { ScenarioContext } from "./context.ts";
 import { DelegatedCgroup } from "./delegated-cgroup.ts";
@@ -28,6 +29,8 @@ const { values } = parseArgs({
     "run-dir": { type: "string" },
     prefix: { type: "string" },
     systemd: { type: "string", default: "0" },
+    /** A module (path inside the container) that default-exports a Scenario, instead of a registered name: benchmarks. */
+    file: { type: "string" },
   },
 });
 if (!values.scenario || !values["run-dir"] || !values.prefix) {
@@ -37,7 +40,7 @@ if (!values.scenario || !values["run-dir"] || !values.prefix) {
 
 const runDir = values["run-dir"];
 const startedAt = new Date().toISOString();
-const scenario: Scenario = await loadScenario(values.scenario);
+const scenario: Scenario = values.file ? (await import(pathToFileURL(values.file).href)).default : await loadScenario(values.scenario);
 const ctx = new ScenarioContext({
   scenario,
   runDir,

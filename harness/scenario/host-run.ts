@@ -1,8 +1,9 @@
 import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { ContainerHandle } from "../container/mod.ts";
 import { projectRoot } from "../module-client.ts";
-import { DEFAULT_SCENARIO_TIMEOUT_MS } from "./define.ts";
+import { DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario } from "./define.ts";
 import { loadScenario } from "./registry.ts";
 import type { DriverReport, ScenarioReport, Verdict } from "./report.ts";
 import { renderTimeline } from "./timeline-svg.ts";
@@ -21,6 +22,8 @@ export interface ScenarioResult {
   why: string | null;
   durationMs: number;
   reportDir: string;
+  /** What the scenario recorded besides checks (timings, versions). */
+  facts?: Record<string, unknown>;
 }
 
 /**
@@ -29,8 +32,14 @@ export interface ScenarioResult {
  * `report.json` and `timeline.svg` under `harness/reports/<name>-<suite>/`,
  * and on a failure keeps the container's journal and the storages.
  */
-export async function runScenarioIn(container: ContainerHandle, name: string, log: (line: string) => void): Promise<ScenarioResult> {
-  const scenario = await loadScenario(name);
+export async function runScenarioIn(
+  container: ContainerHandle,
+  name: string,
+  log: (line: string) => void,
+  options: { file?: string; scenario?: Scenario } = {},
+): Promise<ScenarioResult> {
+  // A file (a benchmark) instead of a registered scenario: the same driver, the same reports.
+  const scenario = options.scenario ?? (options.file ? (await import(pathToFileURL(options.file).href)).default : await loadScenario(name));
   const suite = container.info.suite;
   const systemd = container.info.readiness.systemdVersion ?? null;
   const root = projectRoot();
@@ -56,6 +65,7 @@ export async function runScenarioIn(container: ContainerHandle, name: string, lo
     `--working-directory=${PROJECT_INSIDE}`,
     "--", "/usr/local/bin/node", `${PROJECT_INSIDE}/dist/harness/scenario/driver.js`,
     "--scenario", name, "--run-dir", runInside, "--prefix", prefix, "--systemd", String(systemd ?? 0),
+    ...(options.file ? ["--file", `${PROJECT_INSIDE}/${relative(root, options.file)}`] : []),
   ];
   let driverOutput = "";
   let driverExit: number | null = null;
@@ -102,7 +112,7 @@ export async function runScenarioIn(container: ContainerHandle, name: string, lo
   log(`${name} on ${suite}: ${report.verdict.toUpperCase()}${why ? ` (${why})` : ""} in ${(report.durationMs / 1000).toFixed(1)} s`);
   log(`  report: ${join(reportDir, "report.json")}  timeline: ${join(reportDir, "timeline.svg")}`);
   if (report.verdict === "fail") log(`  kept: journal ${report.kept.journal}, storage ${report.kept.storage}, driver output ${join(reportDir, "driver.log")}`);
-  return { name, suite, systemd, verdict: report.verdict, why, durationMs: report.durationMs, reportDir };
+  return { name, suite, systemd, verdict: report.verdict, why, durationMs: report.durationMs, reportDir, facts: report.facts };
 }
 
 function emptyDriverReport(name: string, error: string): DriverReport {
