@@ -71,14 +71,19 @@ export async function killCgroup(dir: string, timeoutMs = 5000): Promise<boolean
   return waitUntil(async () => !(await cgroupPopulated(dir)), timeoutMs, 10);
 }
 
+/** How long a still-populated cgroup is waited for: a wrapper that has just written its exit marker is still exiting. */
+const POPULATED_WAIT_MS = 2000;
+
 /**
  * Removes an empty cgroup directory; true once it is gone. A cgroup whose
  * last processes died a moment ago stays busy (EBUSY) until their parent
  * reaps them, which for adopted tasks is PID 1 and may take seconds, so a
- * busy one is tried again every 50 ms for up to `retryMs`.
+ * busy one is tried again every 50 ms for up to `retryMs`. One that still
+ * has processes is waited for only briefly (the task's own last exit), so
+ * a daemon left behind does not hold a caller for the whole `retryMs`.
  */
 export async function removeCgroup(dir: string, retryMs = 0): Promise<boolean> {
-  const end = Date.now() + retryMs;
+  const start = Date.now();
   for (;;) {
     try {
       await rmdir(dir);
@@ -86,7 +91,9 @@ export async function removeCgroup(dir: string, retryMs = 0): Promise<boolean> {
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === "ENOENT") return true;
-      if (code !== "EBUSY" || Date.now() >= end || (await cgroupPopulated(dir))) return false;
+      const waited = Date.now() - start;
+      if (code !== "EBUSY" || waited >= retryMs) return false;
+      if (waited >= Math.min(retryMs, POPULATED_WAIT_MS) && (await cgroupPopulated(dir))) return false;
     }
     await new Promise((r) => setTimeout(r, 50));
   }
