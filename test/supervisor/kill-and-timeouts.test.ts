@@ -1,0 +1,105 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readProcStat, Supervisor } from "../../lib/mod.ts";
+
+const storages: string[] = [];
+const open: Supervisor[] = [];
+afterEach(async () => {
+  for (const sup of open.splice(0)) {
+    await sup.stopAll().catch(() => {});
+    await sup.close();
+  }
+  for (const s of storages.splice(0)) rmSync(s, { recursive: true, force: true });
+});
+
+async function supervisor(storage?: string) {
+  const dir = storage ?? mkdtempSync(join(tmpdir(), "outlive-kill-"));
+  if (!storage) storages.push(dir);
+  const sup = await Supervisor.open({ storage: dir, log: () => {}, livenessIntervalMs: 50, graceMs: 1000 });
+  open.push(sup);
+  return sup;
+}
+
+const alive = (pid: number) => {
+  const s = readProcStat(pid);
+  return s !== null && s.state !== "Z";
+};
+
+describe("kill", () => {
+  it("two kills at once share one ladder; a kill of a finished task returns it as it is", async () => {
+    const sup = await supervisor();
+    const t = await sup.run({ argv: ["sleep", "30"] });
+    const [a, b] = await Promise.all([sup.kill(t.id), sup.kill(t.id)]);
+    expect(a).toBe(b);
+    expect(a.record.state).toBe("killed");
+    const again = await sup.kill(t.id);
+    expect(again.how).toBe("terminal");
+    expect(again.record).toEqual(a.record);
+  });
+
+  it("SIGKILL when TERM is ignored past the grace", async () => {
+    const sup = await supervisor();
+    const t = await sup.run({ shell: "trap '' TERM; sleep 30" });
+    const r = await sup.kill(t.id, { graceMs: 300 });
+    expect(r.how).toBe("kill");
+    expect(r.record.state).toBe("killed");
+    expect(alive(t.pid!)).toBe(false);
+  });
+
+  it("an exit code written before the kill began wins over the kill", async () => {
+    const sup = await supervisor();
+    // Exits at once but lingers in its group: the marker is there before any signal.
+    const t = await sup.run({ shell: "exit 4" });
+    await new Promise((r) => setTimeout(r, 200));
+    const r = await sup.kill(t.id);
+    expect(r.record).toMatchObject({ state: "exited", exitCode: 4 });
+  });
+});
+
+describe("timeouts and backstops", () => {
+  it("a task past its timeout ends timed_out, with the limit named", async () => {
+    const sup = await supervisor();
+    const t = await sup.run({ argv: ["sleep", "30"], timeoutSeconds: 1 });
+    const done = await sup.wait(t.id);
+    expect(done.state).toBe("timed_out");
+    expect(done.reason).toContain("timeout of 1 s");
+  });
+
+  it("after a restart the deadline counts from the task's original start", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-deadline-"));
+    storages.push(storage);
+    const first = await supervisor(storage);
+    const t = await first.run({ argv: ["sleep", "30"], timeoutSeconds: 3 });
+    const startedAt = Date.parse(t.startedAt!);
+    open.splice(open.indexOf(first), 1);
+    await first.close();
+    await new Promise((r) => setTimeout(r, 1500));
+    const second = await supervisor(storage);
+    expect(second.replayReport.adopted).toContain(t.id);
+    const done = await second.wait(t.id);
+    expect(done.state).toBe("timed_out");
+    const endedAfter = Date.parse(done.finishedAt!) - startedAt;
+    // Three seconds from the original start (plus the ladder), not three from the reopen at 1.5 s.
+    expect(endedAfter).toBeGreaterThanOrEqual(2900);
+    expect(endedAfter).toBeLessThan(4400);
+  });
+
+  it("with no supervisor alive, the wrapper's watchdog ends the task at its deadline", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-watchdog-"));
+    storages.push(storage);
+    const trap = join(storage, "term-seen");
+    const first = await supervisor(storage);
+    const t = await first.run({ argv: ["bash", "-c", `trap 'echo term > ${trap}; exit 143' TERM; sleep 30 & wait`], timeoutSeconds: 1 });
+    open.splice(open.indexOf(first), 1);
+    await first.close();
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(alive(t.pid!)).toBe(false);
+    const second = await supervisor(storage);
+    const done = second.get(t.id);
+    expect(done.state).toBe("timed_out");
+    expect(done.reason).toContain("watchdog");
+    expect(readFileSync(trap, "utf8")).toBe("term\n");
+  });
+});
