@@ -66,6 +66,9 @@ export class ModuleProcess {
     this.exited = new Promise((r) =>
       child.once("exit", (code, signal) => {
         this.exitedAt = new Date().toISOString();
+        // A request the module can no longer answer fails now, not at its timeout.
+        for (const [req, settle] of this.pending) settle({ reply: req, ok: false, code: "E_MODULE_EXITED", message: `the module exited (${signal ?? code}) before replying` });
+        this.pending.clear();
         r({ code, signal });
       })
     );

@@ -49,6 +49,13 @@ const ctx = new ScenarioContext({
   systemd: Number(values.systemd),
 });
 
+// A promise a scenario forgot to handle fails the scenario, but never skips the cleanup and the report.
+const stray: string[] = [];
+process.on("unhandledRejection", (reason) => {
+  stray.push(reason instanceof Error ? (reason.stack ?? reason.message) : String(reason));
+  ctx.log(`unhandled rejection: ${stray[stray.length - 1]}`);
+});
+
 let verdict: Verdict = "pass";
 let skipReason: string | null = null;
 let error: string | null = null;
@@ -72,6 +79,7 @@ try {
 } finally {
   clearTimeout(timer);
 }
+if (error === null && stray.length > 0) error = `unhandled rejection: ${stray[0]}`;
 if (verdict !== "skip" && (error !== null || ctx.checks.length === 0 || ctx.checks.some((c) => !c.ok))) verdict = "fail";
 
 const leftovers = await ctx.cleanup();

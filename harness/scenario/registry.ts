@@ -19,10 +19,17 @@ export const SCENARIO_NAMES = [
   "census-dev-server",
 ] as const;
 
-export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+/**
+ * Reproductions of open bugs: run by name only (`npm run scenario -- NAME`),
+ * not in the default set, so CI stays a statement about what works. Move a
+ * name up into SCENARIO_NAMES once its bug is fixed.
+ */
+export const REPRODUCTION_NAMES = ["kill-during-restart"] as const;
+
+export type ScenarioName = (typeof SCENARIO_NAMES)[number] | (typeof REPRODUCTION_NAMES)[number];
 
 export function isScenarioName(name: string): name is ScenarioName {
-  return (SCENARIO_NAMES as readonly string[]).includes(name);
+  return ([...SCENARIO_NAMES, ...REPRODUCTION_NAMES] as readonly string[]).includes(name);
 }
 
 /** Imports `harness/scenarios/<name>` (from dist/ or from source, whichever this file runs from). */
