@@ -67,7 +67,7 @@ export function renderTimeline(report: ScenarioReport): string {
   const t1 = Math.max(t0 + 1000, ...times);
   const span = t1 - t0;
   const plotW = WIDTH - LABEL_W - RIGHT_W;
-  const x = (t: number) => LABEL_W + ((t - t0) / span) * plotW;
+  const x = (t: number) => Math.round((LABEL_W + ((t - t0) / span) * plotW) * 10) / 10;
   const marksTop = TOP;
   const lanesTop = marksTop + Math.min(report.marks.length, 8) * MARK_LABEL_H + 24;
   const height = lanesTop + Math.max(1, report.tasks.length) * LANE_H + 60;
@@ -92,7 +92,9 @@ export function renderTimeline(report: ScenarioReport): string {
     const color = /kill/.test(m.kind) ? "#c62828" : m.kind === "ready" ? "#2e7d32" : "#37474f";
     const ly = marksTop + (i % 8) * MARK_LABEL_H;
     out.push(`<line x1="${mx}" y1="${ly}" x2="${mx}" y2="${height - 44}" stroke="${color}" stroke-width="1.5"/>`);
-    out.push(`<text x="${mx + 3}" y="${ly}" fill="${color}">${esc(m.label)}</text>`);
+    // Labels near the right edge are drawn leftwards, so they stay inside the picture.
+    const anchor = mx > WIDTH * 0.6 ? `x="${mx - 3}" text-anchor="end"` : `x="${mx + 3}"`;
+    out.push(`<text ${anchor} y="${ly}" fill="${color}">${esc(m.label)}</text>`);
   });
 
   // Task lanes.
