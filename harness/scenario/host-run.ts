@@ -92,10 +92,11 @@ export async function runScenarioIn(
     kept: {},
   };
   if (report.verdict === "fail") {
-    report.kept.journal = await container.keepJournal(`journal-${name}.txt`).then((p) => {
-      const copy = join(reportDir, "journal.txt");
-      writeFileSync(copy, readFileSync(p));
-      return copy;
+    // Kept beside the report (not in the container's run dir), so one folder holds everything about the failure.
+    const journal = join(reportDir, "journal.txt");
+    report.kept.journal = await container.journal().then((text) => {
+      writeFileSync(journal, text);
+      return journal;
     }).catch((e) => `could not be read: ${(e as Error).message}`);
     report.kept.storage = runDir;
   } else {
