@@ -265,6 +265,7 @@ async function waitForExec(pid: number, timeoutMs: number): Promise<void> {
       return;
     }
     if (comm !== "systemd-run") return;
-    await new Promise((r) => setTimeout(r, 2));
+    // The exec follows the job's completion within a few ms; run() waits on this, so poll finely.
+    await new Promise((r) => setTimeout(r, 1));
   }
 }

@@ -1,0 +1,119 @@
+/**
+ * Spawn-to-exit of `true` through a systemd-scope Supervisor vs a bare
+ * `systemd-run [--user] --scope` with the same properties (the placement's
+ * own argv), interleaved in one run. Target: <= 1.1x. Needs a systemd
+ * manager, so it runs inside the container:
+ *
+ *   npx tsc -p tsconfig.json && node dist/bench/systemd-scope.js --container bookworm,trixie [--as user|root] [--rounds N]
+ *
+ * boots each container and runs `node /work/project/dist/bench/systemd-scope.js`
+ * inside (that is also how to run it by hand where systemd is PID 1).
+ */
+import { spawn } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import { newTaskId, Supervisor, SystemdScopePlacement } from "../lib/mod.ts";
+import { wrapperArgv } from "../lib/spawn/wrapper.ts";
+import { parseSuites, runBenchInContainer } from "./in-container.ts";
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: { rounds: { type: "string", default: "40" }, container: { type: "string" }, as: { type: "string", default: "user" } },
+});
+const TARGET = 1.1;
+
+if (values.container) {
+  let rc = 0;
+  for (const suite of parseSuites(values.container)) {
+    rc ||= await runBenchInContainer(suite, "systemd-scope.js", ["--rounds", values.rounds!], values.as === "root" ? "root" : "user");
+  }
+  process.exit(rc);
+}
+
+const ROUNDS = Number(values.rounds);
+const prefix = `benchsd${process.pid}`;
+const placement = new SystemdScopePlacement({ prefix });
+const probe = await placement.probe();
+if (!probe.ok) {
+  console.log(`systemd-scope skipped: ${probe.reason} (run with --container bookworm,trixie)`);
+  process.exit(0);
+}
+
+function median(xs: number[]): number {
+  return quantile(xs, 0.5);
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) * q)];
+}
+
+/** p10–p90: systemd-run's own time varies a lot on a small, shared machine, so the spread is printed with the medians. */
+function spread(xs: number[]): string {
+  return `p10-p90 ${quantile(xs, 0.1).toFixed(1)}-${quantile(xs, 0.9).toFixed(1)}`;
+}
+
+/**
+ * The placement's own systemd-run argv for a fresh unit, running `true`
+ * directly (the baseline), or through outlive's wrapper exactly as a task
+ * does but with no supervisor (to tell the wrapper's share from the
+ * supervisor's bookkeeping).
+ */
+async function bare(wrapped = false): Promise<number> {
+  const plan = await placement.plan({ id: newTaskId(), backstopSeconds: 86_460, memoryMaxBytes: null });
+  const command = wrapped
+    ? wrapperArgv({ command: { argv: ["true"] }, enterCgroupProcs: null, deadlineSeconds: 86_400, graceMs: 2000, timedOutFile: "/dev/null" })
+    : ["true"];
+  const marker = openSync("/dev/null", "w");
+  const t0 = performance.now();
+  const code = await new Promise((r) =>
+    spawn(plan.prefix[0], [...plan.prefix.slice(1), ...command], { stdio: ["ignore", "ignore", "ignore", marker] }).once("exit", r));
+  const ms = performance.now() - t0;
+  closeSync(marker);
+  if (code !== 0) throw new Error(`bare systemd-run exited ${code}`);
+  return ms;
+}
+
+async function through(sup: Supervisor): Promise<number> {
+  const t0 = performance.now();
+  const task = await sup.run({ argv: ["true"] });
+  const done = await sup.wait(task.id);
+  const ms = performance.now() - t0;
+  if (done.state !== "exited" || done.exitCode !== 0) throw new Error(`task ended ${done.state}: ${done.reason}`);
+  return ms;
+}
+
+const storage = mkdtempSync(join(tmpdir(), "outlive-bench-sd-"));
+const sup = await Supervisor.open({ storage, placement: "systemd-scope", mode: "daemon", prefix, log: () => {} });
+const base: number[] = [];
+const wrapped: number[] = [];
+const ours: number[] = [];
+try {
+  for (let i = 0; i < 5; i++) {
+    await bare();
+    await bare(true);
+    await through(sup);
+  }
+  for (let i = 0; i < ROUNDS; i++) {
+    base.push(await bare());
+    wrapped.push(await bare(true));
+    ours.push(await through(sup));
+  }
+} finally {
+  await sup.close();
+  rmSync(storage, { recursive: true, force: true });
+}
+const ratio = median(ours) / median(base);
+console.log(`systemd-scope spawn-to-exit of \`true\`, median of ${ROUNDS} (interleaved), ${probe.reason}`);
+console.log(
+  `  outlive ${median(ours).toFixed(2)} ms (${spread(ours)}) vs bare systemd-run --scope ${median(base).toFixed(2)} ms (${spread(base)}): ` +
+    `${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}`,
+);
+console.log(
+  `  of which outlive's wrapper (/bin/sh, watchdog, exit marker): bare systemd-run --scope of the wrapper ${median(wrapped).toFixed(2)} ms ` +
+    `(${(median(wrapped) / median(base)).toFixed(2)}x); the supervisor's records, placement checks and observation: ${(median(ours) - median(wrapped)).toFixed(2)} ms`,
+);
+console.log(`  argv: ${(await placement.plan({ id: "t-example", backstopSeconds: 86_460, memoryMaxBytes: null })).prefix.join(" ")} …`);
