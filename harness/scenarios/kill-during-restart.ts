@@ -1,13 +1,13 @@
 /**
- * kill-during-restart (reproduces an open bug; not in the default set):
- * the daemon asks the module to kill a task and, before the kill has got
- * anywhere, drains the module for a restart. Expected: the kill is carried
- * out (now, or by the next module), and the task ends `killed`.
+ * kill-during-restart: the daemon asks the module to kill a task and,
+ * before the kill has got anywhere, drains the module for a restart.
+ * Expected: the kill is carried out (now, or by the next module), and the
+ * task ends `killed`.
  *
- * Seen on 252 and 257: the old module closes with the kill in flight (no
- * signal sent yet, nothing recorded: `killStartedAt` is written only after
- * the exit marker is seen empty), the next module adopts the task as
- * `running`, and the task runs on as if no kill had been asked for.
+ * It reproduced a bug on 252 and 257: the old module closed with the kill
+ * in flight (no signal sent yet, nothing recorded), the next module adopted
+ * the task as `running`, and it ran on as if no kill had been asked for.
+ * Fixed: `close` now waits for the kill ladders under way.
  */
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";

@@ -59,7 +59,6 @@ interface Watched {
   checking?: Promise<void>;
   recheck?: boolean;
   waiters: Array<(r: TaskRecord) => void>;
-  killing?: Promise<KillResult>;
 }
 
 /**
@@ -91,6 +90,8 @@ export class Supervisor {
   private readonly records = new Map<string, TaskRecord>();
   private readonly watched = new Map<string, Watched>();
   private readonly queue = new CompletionQueue();
+  /** Kill ladders under way, by task id: a second kill joins the first, and close waits for them. */
+  private readonly killing = new Map<string, Promise<KillResult>>();
   /** One task per key; made at replay, once the largest stored generation is known. */
   private keyed!: KeyedTasks;
   private readonly bootIdNow = bootId();
@@ -262,10 +263,10 @@ export class Supervisor {
   kill(id: string, options: { graceMs?: number; reason?: string; state?: "killed" | "timed_out" } = {}): Promise<KillResult> {
     const record = this.get(id);
     if (isTerminal(record.state)) return Promise.resolve({ record, how: "terminal" });
-    const w = this.watched.get(id);
-    if (w?.killing) return w.killing;
-    const killing = this.runLadder(record, options);
-    if (w) w.killing = killing;
+    const running = this.killing.get(id);
+    if (running) return running;
+    const killing = this.runLadder(record, options).finally(() => this.killing.delete(id));
+    this.killing.set(id, killing);
     return killing;
   }
 
@@ -317,6 +318,9 @@ export class Supervisor {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A kill asked for before the close is carried out, not dropped: otherwise the next incarnation would
+    // adopt the task as running, as if no one had asked. Each ladder is bounded by its grace and the KILL wait.
+    await Promise.allSettled([...this.killing.values()]);
     for (const w of this.watched.values()) {
       w.abort.abort();
       if (w.timer) clearTimeout(w.timer);
