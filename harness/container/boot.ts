@@ -8,7 +8,7 @@ import { bootOci, OciMachine, probeOci } from "./oci.ts";
 import { resolveOptions, type ContainerOptions, type EngineName, type ResolvedOptions } from "./options.ts";
 import { waitUntilReady } from "./readiness.ts";
 import { ensureRootfs, type Log } from "./rootfs.ts";
-import { loadState, saveState, type ContainerState } from "./state.ts";
+import { loadState, saveState, type ContainerState, commonState } from "./state.ts";
 
 /** Progress goes to stderr so a scenario's stdout stays its own. */
 export const stderrLog: Log = (line) => process.stderr.write(`container: ${line}\n`);
@@ -85,7 +85,7 @@ async function whenReady(machine: Machine, options: ResolvedOptions, launchedAt:
     const readiness = await waitUntilReady(machine, options.uid, options.bootTimeoutMs, launchedAt);
     const state = loadState(options.cacheDir, options.name);
     saveState({ ...state, readiness } as ContainerState);
-    return new ContainerHandle(machine, { ...pick(options), engine: machine.engine, readiness });
+    return new ContainerHandle(machine, { ...commonState(options), engine: machine.engine, readiness });
   } catch (error) {
     const kept = await keepBootEvidence(machine, options);
     const report = await machine.stop(options.stopTimeoutMs);
@@ -107,17 +107,6 @@ async function keepBootEvidence(machine: Machine, options: ResolvedOptions): Pro
   }
   if (existsSync(consoleLogPath(options.runDir))) kept.push(consoleLogPath(options.runDir));
   return kept;
-}
-
-function pick(options: ResolvedOptions) {
-  return {
-    name: options.name,
-    suite: options.suite,
-    unified: options.unified,
-    user: options.user,
-    uid: options.uid,
-    runDir: options.runDir,
-  };
 }
 
 /** A machine object for a container another process started (CLI `exec`/`down`). */

@@ -18,7 +18,7 @@ import type { EnterOptions, Machine, TeardownReport } from "./machine.ts";
 import { mountsUnder } from "./mounts.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { requireRoot, requireTool } from "./preconditions.ts";
-import { markStopped, saveState, type NspawnState } from "./state.ts";
+import { markStopped, saveState, type NspawnState, commonState } from "./state.ts";
 
 /** A clean PATH inside: nsenter would otherwise pass the host's environment (HOME=/root, test runner variables) through. */
 const INSIDE_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -83,12 +83,7 @@ export async function bootNspawn(options: ResolvedOptions, rootfs: string): Prom
   }
   const state: NspawnState = {
     engine: "nspawn",
-    name: options.name,
-    suite: options.suite,
-    unified: options.unified,
-    user: options.user,
-    uid: options.uid,
-    runDir: options.runDir,
+    ...commonState(options),
     startedAt: new Date().toISOString(),
     rootfs,
     nspawn: { pid, startTime: stat.startTime },

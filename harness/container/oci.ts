@@ -6,7 +6,7 @@ import { ContainerError } from "./errors.ts";
 import type { EnterOptions, Machine, TeardownReport } from "./machine.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { findTool } from "./preconditions.ts";
-import { markStopped, saveState, type OciState } from "./state.ts";
+import { markStopped, saveState, type OciState, commonState } from "./state.ts";
 
 /**
  * docker and podman, which share the CLI verbs used here. Not exercised on
@@ -83,12 +83,7 @@ export async function bootOci(engine: OciEngine, options: ResolvedOptions): Prom
   }
   const state: OciState = {
     engine,
-    name: options.name,
-    suite: options.suite,
-    unified: options.unified,
-    user: options.user,
-    uid: options.uid,
-    runDir: options.runDir,
+    ...commonState(options),
     startedAt: new Date().toISOString(),
     containerId: run.stdout.trim(),
   };

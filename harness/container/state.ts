@@ -6,7 +6,7 @@ import type { Suite } from "./options.ts";
 import type { Readiness } from "./readiness.ts";
 
 /** What every engine records: enough for another process (`cli.ts exec|down NAME`) to find the container again. */
-interface CommonState {
+export interface CommonState {
   name: string;
   suite: Suite;
   unified: boolean;
@@ -16,6 +16,18 @@ interface CommonState {
   startedAt: string;
   /** Set once systemd and the user manager ran. */
   readiness?: Readiness;
+}
+
+/** The fields every engine's state takes from the resolved options. */
+export function commonState(options: Pick<CommonState, "name" | "suite" | "unified" | "user" | "uid" | "runDir">): Omit<CommonState, "startedAt" | "readiness"> {
+  return {
+    name: options.name,
+    suite: options.suite,
+    unified: options.unified,
+    user: options.user,
+    uid: options.uid,
+    runDir: options.runDir,
+  };
 }
 
 export interface NspawnState extends CommonState {
