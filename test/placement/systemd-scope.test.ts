@@ -96,6 +96,19 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
     }
   });
 
+  it("sets the backstop to the task's deadline + backstopSlackSeconds (60 s by default)", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-sds-"));
+    storages.push(storage);
+    const sup = await Supervisor.open({ storage, placement: "systemd-scope", mode: "daemon", prefix: PREFIX, log: () => {} });
+    try {
+      const t = await sup.run({ argv: ["sleep", "60"], timeoutSeconds: 30 });
+      expect(systemctl("show", "--property=RuntimeMaxUSec", "--value", t.location.unit!).trim()).toBe("1min 30s");
+      expect((await sup.kill(t.id)).record.state).toBe("killed");
+    } finally {
+      await sup.close();
+    }
+  });
+
   it("the RuntimeMaxSec backstop: systemd itself ends the scope, with no supervisor", async () => {
     const id = "t-00000000000000b1";
     const unit = placement.unitName(id);
