@@ -90,6 +90,8 @@ export class Supervisor {
   private readonly records = new Map<string, TaskRecord>();
   private readonly watched = new Map<string, Watched>();
   private readonly queue = new CompletionQueue();
+  /** Runs under way: close lets them finish, so a drain for a restart hands a placed task to the next incarnation. */
+  private readonly starting = new Set<Promise<unknown>>();
   /** Kill ladders under way, by task id: a second kill joins the first, and close waits for them. */
   private readonly killing = new Map<string, Promise<KillResult>>();
   /** One task per key; made at replay, once the largest stored generation is known. */
@@ -133,8 +135,19 @@ export class Supervisor {
   }
 
   /** Starts a task and resolves once it runs (in its cgroup, when it has one). */
-  async run(spec: RunSpec): Promise<TaskRecord> {
-    this.assertOpen();
+  run(spec: RunSpec): Promise<TaskRecord> {
+    try {
+      this.assertOpen();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const running = this.start(spec);
+    const tracked = running.catch(() => {}).finally(() => this.starting.delete(tracked));
+    this.starting.add(tracked);
+    return running;
+  }
+
+  private async start(spec: RunSpec): Promise<TaskRecord> {
     const checked = checkRunSpec(spec, this.options);
     // The key moves to the new generation before anything else happens, so a predecessor is stale from here on.
     const keyed = checked.key === null ? null : this.keyed.begin(checked.key);
@@ -211,16 +224,19 @@ export class Supervisor {
     const live = inspectPid(spawned.pid);
     record = {
       ...record,
-      state: "running",
       pid: spawned.pid,
       pgid: spawned.pid,
       // A task that already ended has no start time left to read; its exit marker tells the rest.
       startTime: live?.startTime ?? null,
       startedAt: now.toISOString(),
     };
+    this.records.set(id, record);
+    // `running` is written once, when the process is where it was promised: a supervisor killed before
+    // that (with the process still in its cgroup, e.g. systemd-run not yet in its scope) leaves `starting`,
+    // which replay reports as a spawn that did not complete, and startup cleanup stops what got through.
+    record = { ...(await this.awaitPlaced(record)), state: "running" };
     await this.store.write(record);
     this.records.set(id, record);
-    record = await this.awaitPlaced(record);
     this.observe(record, spawned.child);
     // Superseded while it was being spawned? The held supersede is carried out now.
     if (keyed) this.keyed.started(keyed.handle, record);
@@ -318,6 +334,7 @@ export class Supervisor {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.allSettled([...this.starting]);
     // A kill asked for before the close is carried out, not dropped: otherwise the next incarnation would
     // adopt the task as running, as if no one had asked. Each ladder is bounded by its grace and the KILL wait.
     await Promise.allSettled([...this.killing.values()]);
@@ -478,9 +495,9 @@ export class Supervisor {
   }
 
   /**
-   * Waits (bounded) until the new process is in its cgroup or unit, then
-   * records where that is. A task that never gets there is ended: it must
-   * not run outside the cgroup it was promised.
+   * Waits (bounded) until the new process is in its cgroup or unit, and
+   * returns the record with where that is. A task that never gets there is
+   * ended: it must not run outside the cgroup it was promised.
    */
   private async awaitPlaced(record: TaskRecord): Promise<TaskRecord> {
     const placement = this.placements[record.placement];
@@ -489,12 +506,7 @@ export class Supervisor {
       const live = inspectPid(record.pid!);
       if (!live || live.startTime !== record.startTime) return record; // already over; its marker tells the rest
       if (placement.identify(record, live)) {
-        const location = await placement.started(record, live);
-        if (JSON.stringify(location) === JSON.stringify(record.location)) return record;
-        const placed = { ...record, location };
-        await this.store.write(placed);
-        this.records.set(placed.id, placed);
-        return placed;
+        return { ...record, location: await placement.started(record, live) };
       }
       if (Date.now() > deadline) {
         signalGroup(record.pgid!, "SIGKILL");
