@@ -63,6 +63,8 @@ export class ModuleProcess {
 
   private constructor(child: ChildProcess) {
     this.child = child;
+    // A write to a module that was just killed fails with EPIPE; the exit already tells, and pending requests fail with it.
+    child.stdin!.on("error", () => {});
     this.exited = new Promise((r) =>
       child.once("exit", (code, signal) => {
         this.exitedAt = new Date().toISOString();

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Suite } from "../container/mod.ts";
 import type { ScenarioResult } from "./host-run.ts";
-import { isScenarioName, REPRODUCTION_NAMES, SCENARIO_NAMES } from "./registry.ts";
+import { isScenarioName, ON_DEMAND_NAMES, SCENARIO_NAMES } from "./registry.ts";
 import { EXIT_CODES } from "./report.ts";
 import { formatSummary, runSuites, SYSTEMD_SUITES } from "./run-suites.ts";
 
@@ -37,7 +37,7 @@ export async function scenarioCli(args: string[]): Promise<number> {
     return 0;
   }
   if (values.list) {
-    console.log([...SCENARIO_NAMES, ...REPRODUCTION_NAMES.map((n) => `${n} (reproduces an open bug; by name only)`)].join("\n"));
+    console.log([...SCENARIO_NAMES, ...ON_DEMAND_NAMES.map((n) => `${n} (by name only)`)].join("\n"));
     return 0;
   }
   const unknown = positionals.filter((n) => !isScenarioName(n));
