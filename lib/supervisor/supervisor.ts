@@ -90,6 +90,8 @@ export class Supervisor {
   private readonly records = new Map<string, TaskRecord>();
   private readonly watched = new Map<string, Watched>();
   private readonly queue = new CompletionQueue();
+  /** The last record write of each task, so writes of one task happen in order. */
+  private readonly writes = new Map<string, Promise<void>>();
   /** Runs under way: close lets them finish, so a drain for a restart hands a placed task to the next incarnation. */
   private readonly starting = new Set<Promise<unknown>>();
   /** Kill ladders under way, by task id: a second kill joins the first, and close waits for them. */
@@ -235,9 +237,12 @@ export class Supervisor {
     // that (with the process still in its cgroup, e.g. systemd-run not yet in its scope) leaves `starting`,
     // which replay reports as a spawn that did not complete, and startup cleanup stops what got through.
     record = { ...(await this.awaitPlaced(record)), state: "running" };
-    await this.store.write(record);
     this.records.set(id, record);
+    // Observation starts while the record is being made durable: a task that ends at once is settled
+    // meanwhile, and its terminal write queues behind this one. The caller hears back once it is on disk.
+    const written = this.writeRecord(record);
     this.observe(record, spawned.child);
+    await written;
     // Superseded while it was being spawned? The held supersede is carried out now.
     if (keyed) this.keyed.started(keyed.handle, record);
     return record;
@@ -299,7 +304,7 @@ export class Supervisor {
     }
     if (record.acknowledgedAt) return record;
     const acked = { ...record, acknowledgedAt: new Date().toISOString() };
-    await this.store.write(acked);
+    await this.writeRecord(acked);
     this.records.set(id, acked);
     this.queue.forget(id);
     return acked;
@@ -564,7 +569,7 @@ export class Supervisor {
         killState: options.state ?? "killed",
       };
       // Written before the first signal, and only after the marker was seen empty: any exit code that appears from now on is the kill's.
-      await this.store.write(record);
+      await this.writeRecord(record);
       this.records.set(record.id, record);
     }
     let how: KillHow;
@@ -637,7 +642,7 @@ export class Supervisor {
       outputTail: output.tail,
     };
     this.records.set(done.id, done);
-    await this.store.write(done);
+    await this.writeRecord(done);
     const w = this.watched.get(done.id);
     if (w) {
       w.abort.abort();
@@ -648,6 +653,20 @@ export class Supervisor {
     this.queue.push(done);
     this.keyed.ended(done);
     return done;
+  }
+
+  /**
+   * Writes a task's record after any earlier write of it, so the file never
+   * goes back to an older state when writes overlap.
+   */
+  private writeRecord(record: TaskRecord): Promise<void> {
+    const before = this.writes.get(record.id) ?? Promise.resolve();
+    const next = before.catch(() => {}).then(() => this.store.write(record));
+    this.writes.set(record.id, next);
+    void next.catch(() => {}).finally(() => {
+      if (this.writes.get(record.id) === next) this.writes.delete(record.id);
+    });
+    return next;
   }
 
   private assertOpen(): void {
