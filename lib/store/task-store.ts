@@ -95,8 +95,23 @@ export class TaskStore {
     return p;
   }
 
-  /** Replaces the record atomically. */
-  async write(record: TaskRecord): Promise<void> {
+  /**
+   * Replaces the record atomically, after any earlier write of the same task
+   * still under way, so overlapping writes never leave an older state on disk.
+   */
+  write(record: TaskRecord): Promise<void> {
+    const before = this.pending.get(record.id) ?? Promise.resolve();
+    const next = before.catch(() => {}).then(() => this.writeNow(record));
+    this.pending.set(record.id, next);
+    void next.catch(() => {}).finally(() => {
+      if (this.pending.get(record.id) === next) this.pending.delete(record.id);
+    });
+    return next;
+  }
+
+  private readonly pending = new Map<string, Promise<void>>();
+
+  private async writeNow(record: TaskRecord): Promise<void> {
     const p = this.paths(record.id);
     try {
       await writeFileAtomic(p.record, `${JSON.stringify(record, null, 2)}\n`);

@@ -1,10 +1,10 @@
 import type { ChildProcess } from "node:child_process";
-import { watch } from "node:fs";
 import { OutliveError } from "../errors.ts";
 import { type KillHow, killLadder } from "../kill/kill-ladder.ts";
 import { liveGroupMembers, signalGroup } from "../kill/process-group.ts";
 import { readExitMarker } from "../observe/exit-marker.ts";
 import { summarizeOutput } from "../observe/output-tail.ts";
+import { TaskWatch } from "../observe/task-watch.ts";
 import { choosePlacement, makePlacements } from "../placement/choose.ts";
 import type { Placement } from "../placement/placement.ts";
 import { bootId } from "../proc/boot-id.ts";
@@ -30,6 +30,7 @@ import { type NormalizedOptions, normalizeOptions, type RunSpec, type Supervisor
 import { forEachBounded } from "../pool/for-each-bounded.ts";
 import { KeyedTasks } from "./keyed-tasks.ts";
 import { checkRunSpec } from "./run-spec.ts";
+import { cleanUpAtStartup, forEachPlacedTask } from "./startup-cleanup.ts";
 
 /** What replay found when the supervisor opened. */
 export interface ReplayReport {
@@ -51,15 +52,6 @@ export interface KillResult {
 
 /** Why the supervisor is draining: the daemon's word for it. */
 export type DrainReason = "restart" | "reload" | "disable" | "shutdown";
-
-interface Watched {
-  abort: AbortController;
-  child?: ChildProcess;
-  timer?: ReturnType<typeof setTimeout>;
-  checking?: Promise<void>;
-  recheck?: boolean;
-  waiters: Array<(r: TaskRecord) => void>;
-}
 
 /**
  * Runs background tasks that outlive this process, and tells the truth
@@ -88,10 +80,8 @@ export class Supervisor {
   replayReport!: ReplayReport;
 
   private readonly records = new Map<string, TaskRecord>();
-  private readonly watched = new Map<string, Watched>();
+  private readonly watched = new Map<string, TaskWatch>();
   private readonly queue = new CompletionQueue();
-  /** The last record write of each task, so writes of one task happen in order. */
-  private readonly writes = new Map<string, Promise<void>>();
   /** Runs under way: close lets them finish, so a drain for a restart hands a placed task to the next incarnation. */
   private readonly starting = new Set<Promise<unknown>>();
   /** Kill ladders under way, by task id: a second kill joins the first, and close waits for them. */
@@ -239,8 +229,9 @@ export class Supervisor {
     record = { ...(await this.awaitPlaced(record)), state: "running" };
     this.records.set(id, record);
     // Observation starts while the record is being made durable: a task that ends at once is settled
-    // meanwhile, and its terminal write queues behind this one. The caller hears back once it is on disk.
-    const written = this.writeRecord(record);
+    // meanwhile, and its terminal write queues behind this one (the store keeps one task's writes in
+    // order). The caller hears back once it is on disk.
+    const written = this.store.write(record);
     this.observe(record, spawned.child);
     await written;
     // Superseded while it was being spawned? The held supersede is carried out now.
@@ -304,7 +295,7 @@ export class Supervisor {
     }
     if (record.acknowledgedAt) return record;
     const acked = { ...record, acknowledgedAt: new Date().toISOString() };
-    await this.writeRecord(acked);
+    await this.store.write(acked);
     this.records.set(id, acked);
     this.queue.forget(id);
     return acked;
@@ -328,10 +319,9 @@ export class Supervisor {
     this.assertOpen();
     const live = this.list().filter((r) => !isTerminal(r.state));
     await Promise.all(live.map((r) => this.kill(r.id, { reason }).catch(() => {})));
-    for (const placement of new Set(Object.values(this.placements))) {
-      const ids = await placement.list().catch(() => [] as string[]);
-      for (const id of ids) if (this.records.has(id)) await placement.stop(id).catch(() => {});
-    }
+    await forEachPlacedTask(Object.values(this.placements), this.placement, async (placement, id) => {
+      if (this.records.has(id)) await placement.stop(id).catch(() => {});
+    });
     return this.list();
   }
 
@@ -343,10 +333,7 @@ export class Supervisor {
     // A kill asked for before the close is carried out, not dropped: otherwise the next incarnation would
     // adopt the task as running, as if no one had asked. Each ladder is bounded by its grace and the KILL wait.
     await Promise.allSettled([...this.killing.values()]);
-    for (const w of this.watched.values()) {
-      w.abort.abort();
-      if (w.timer) clearTimeout(w.timer);
-    }
+    for (const w of this.watched.values()) w.stop();
     this.watched.clear();
     this.queue.close();
     await Promise.all(Object.values(this.placements).map((p) => p.flush().catch(() => {})));
@@ -395,29 +382,15 @@ export class Supervisor {
     // Keyed tasks take their keys again, oldest generation first, so the newest owns each key.
     const live = this.list().filter((r) => !isTerminal(r.state) && r.key !== null);
     for (const r of live.sort((a, b) => (a.generation ?? 0) - (b.generation ?? 0))) this.keyed.adopt(r);
-    this.keyed.reserveThrough(Math.max(0, ...this.list().map((r) => r.generation ?? 0)));
+    // A loop, not Math.max(...all): a storage may hold more records than a call takes arguments.
+    let highest = 0;
+    for (const r of this.records.values()) highest = Math.max(highest, r.generation ?? 0);
+    this.keyed.reserveThrough(highest);
     for (const record of this.list()) {
       if (isTerminal(record.state) && !record.acknowledgedAt) this.queue.push(record);
     }
-    await this.startupCleanup(report);
+    Object.assign(report, await cleanUpAtStartup(Object.values(this.placements), this.placement, this.records));
     this.replayReport = report;
-  }
-
-  /** Units/cgroups whose record here is terminal are stopped; ones with no record here are never touched. */
-  private async startupCleanup(report: ReplayReport): Promise<void> {
-    for (const placement of new Set(Object.values(this.placements))) {
-      const probe = placement === this.placement ? { ok: true } : await placement.probe();
-      if (!probe.ok) continue;
-      const ids = await placement.list().catch(() => [] as string[]);
-      for (const id of ids) {
-        const record = this.records.get(id);
-        if (!record) report.foreign.push(id);
-        else if (isTerminal(record.state)) {
-          await placement.stop(id).catch(() => {});
-          report.cleanedUp.push(id);
-        }
-      }
-    }
   }
 
   private evidence(record: TaskRecord) {
@@ -436,67 +409,32 @@ export class Supervisor {
 
   // ---- observation ---------------------------------------------------------
 
-  /**
-   * Watches a running task until it ends: its exit event (own children), the
-   * `io/` directory for the marker, the cgroup's emptying, a deadline timer,
-   * and an identity-checked liveness check for deaths that leave no marker.
-   * Each of them only wakes `check`; the marker and the process table decide.
-   */
+  /** Watches a running task until it ends; every wake decides from fresh evidence. */
   private observe(record: TaskRecord, child?: ChildProcess): void {
     if (this.watched.has(record.id) || this.closed) return;
-    const w: Watched = { abort: new AbortController(), child, waiters: [] };
-    this.watched.set(record.id, w);
-    const wake = () => this.check(record.id);
-    child?.once("exit", wake);
-    const placement = this.placements[record.placement];
-    try {
-      const watcher = watch(this.store.paths(record.id).io, { persistent: false }, wake);
-      watcher.on("error", () => watcher.close());
-      w.abort.signal.addEventListener("abort", () => watcher.close(), { once: true });
-    } catch {
-      // The liveness interval still notices the end.
-    }
-    placement.watchEmpty(record, wake, w.abort.signal);
-    const interval = setInterval(wake, this.options.livenessIntervalMs);
-    w.abort.signal.addEventListener("abort", () => clearInterval(interval), { once: true });
-    this.armDeadline(record, w);
-    wake();
-  }
-
-  private armDeadline(record: TaskRecord, w: Watched): void {
-    const remaining = Date.parse(record.deadlineAt) - Date.now();
-    // setTimeout holds at most ~24.8 days; re-arm until the deadline is near.
-    w.timer = setTimeout(() => {
-      if (Date.parse(record.deadlineAt) > Date.now() + 5) return this.armDeadline(record, w);
-      const current = this.records.get(record.id);
-      if (!current || isTerminal(current.state) || current.state === "killing") return;
-      const limit = current.deadlineIsTimeout ? `its timeout of ${current.timeoutSeconds} s` : `the ceiling of ${this.options.ceilingSeconds} s`;
-      void this.kill(record.id, { reason: `timed out: it ran past ${limit}`, state: "timed_out" }).catch((e) =>
-        this.options.log(`kill of ${record.id} at its deadline failed: ${(e as Error).message}`));
-    }, Math.max(0, Math.min(remaining, 2 ** 31 - 1)));
-  }
-
-  /** One check at a time per task; a wake during a check runs one more after it. */
-  private check(id: string): void {
-    const w = this.watched.get(id);
-    if (!w) return;
-    if (w.checking) {
-      w.recheck = true;
-      return;
-    }
-    w.checking = (async () => {
-      do {
-        w.recheck = false;
+    const id = record.id;
+    this.watched.set(id, new TaskWatch({
+      record,
+      child,
+      ioDir: this.store.paths(id).io,
+      placement: this.placements[record.placement],
+      livenessIntervalMs: this.options.livenessIntervalMs,
+      check: async () => {
         try {
           const decided = await this.decideNow(id);
           if (decided?.decision.kind === "finish") await this.finish(decided.record, decided.decision);
         } catch (error) {
           this.options.log(`observing ${id} failed: ${(error as Error).message}`);
         }
-      } while (w.recheck && !w.abort.signal.aborted);
-    })().finally(() => {
-      w.checking = undefined;
-    });
+      },
+      onDeadline: () => {
+        const current = this.records.get(id);
+        if (!current || isTerminal(current.state) || current.state === "killing") return;
+        const limit = current.deadlineIsTimeout ? `its timeout of ${current.timeoutSeconds} s` : `the ceiling of ${this.options.ceilingSeconds} s`;
+        void this.kill(id, { reason: `timed out: it ran past ${limit}`, state: "timed_out" }).catch((e) =>
+          this.options.log(`kill of ${id} at its deadline failed: ${(e as Error).message}`));
+      },
+    }));
   }
 
   /**
@@ -569,7 +507,7 @@ export class Supervisor {
         killState: options.state ?? "killed",
       };
       // Written before the first signal, and only after the marker was seen empty: any exit code that appears from now on is the kill's.
-      await this.writeRecord(record);
+      await this.store.write(record);
       this.records.set(record.id, record);
     }
     let how: KillHow;
@@ -592,8 +530,7 @@ export class Supervisor {
 
   /** After a ladder the task is gone: decide its end now rather than on the next wake. */
   private async settleAfterKill(id: string): Promise<TaskRecord> {
-    const w = this.watched.get(id);
-    if (w?.checking) await w.checking;
+    await this.watched.get(id)?.idle();
     const decided = await this.decideNow(id);
     if (decided?.decision.kind === "finish") return this.finish(decided.record, decided.decision);
     // Terminal already, or still alive after SIGKILL and the cgroup kill: the record says which, truthfully.
@@ -642,31 +579,16 @@ export class Supervisor {
       outputTail: output.tail,
     };
     this.records.set(done.id, done);
-    await this.writeRecord(done);
+    await this.store.write(done);
     const w = this.watched.get(done.id);
     if (w) {
-      w.abort.abort();
-      if (w.timer) clearTimeout(w.timer);
+      w.stop();
       this.watched.delete(done.id);
       for (const resolve of w.waiters) resolve(done);
     }
     this.queue.push(done);
     this.keyed.ended(done);
     return done;
-  }
-
-  /**
-   * Writes a task's record after any earlier write of it, so the file never
-   * goes back to an older state when writes overlap.
-   */
-  private writeRecord(record: TaskRecord): Promise<void> {
-    const before = this.writes.get(record.id) ?? Promise.resolve();
-    const next = before.catch(() => {}).then(() => this.store.write(record));
-    this.writes.set(record.id, next);
-    void next.catch(() => {}).finally(() => {
-      if (this.writes.get(record.id) === next) this.writes.delete(record.id);
-    });
-    return next;
   }
 
   private assertOpen(): void {

@@ -21,7 +21,7 @@ export function taskSummary(r: TaskRecord) {
 
 /** A plain table: one task a line, columns padded to fit. */
 export function formatTable(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const widths = rows[0].map((_, i) => rows.reduce((w, r) => Math.max(w, r[i].length), 0));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ")).join("\n");
 }
 
