@@ -6,6 +6,18 @@ import { basename, dirname, join } from "node:path";
  * Writes a file so that a reader sees the old content or the new, never half:
  * a temp file in the same directory, fsync, rename over, fsync the directory
  * (so the rename itself survives a crash).
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { writeFileAtomic } from "./atomic-write.ts";
+ * const dir = mkdtempSync(join(tmpdir(), "outlive-atomic-"));
+ * await writeFileAtomic(join(dir, "record.json"), "{\"state\":\"running\"}\n");
+ * console.log(readFileSync(join(dir, "record.json"), "utf8")); // {"state":"running"}
+ * rmSync(dir, { recursive: true });
+ * ```
  */
 export async function writeFileAtomic(path: string, data: string, mode = 0o600): Promise<void> {
   const dir = dirname(path);

@@ -1,4 +1,12 @@
-/** The schema version this build writes. A record with a newer one is never overwritten. */
+/**
+ * The schema version this build writes. A record with a newer one is never overwritten.
+ *
+ * @example
+ * ```ts
+ * import { SCHEMA_VERSION } from "./record.ts";
+ * console.log(SCHEMA_VERSION); // 1
+ * ```
+ */
 export const SCHEMA_VERSION = 1;
 
 export type TaskState =
@@ -11,14 +19,51 @@ export type TaskState =
   | "oom_killed"
   | "lost";
 
+/**
+ * The states a task never leaves once it is in one.
+ *
+ * @example
+ * ```ts
+ * import { TERMINAL_STATES } from "./record.ts";
+ * console.log(TERMINAL_STATES.includes("lost"), TERMINAL_STATES.includes("killing")); // true false
+ * ```
+ */
 export const TERMINAL_STATES: readonly TaskState[] = ["exited", "killed", "timed_out", "oom_killed", "lost"];
+
+/**
+ * Every state a record can hold: the live ones first, then the terminal ones.
+ *
+ * @example
+ * ```ts
+ * import { ALL_STATES } from "./record.ts";
+ * console.log(ALL_STATES.join(" ")); // "starting running killing exited killed timed_out oom_killed lost"
+ * ```
+ */
 export const ALL_STATES: readonly TaskState[] = ["starting", "running", "killing", ...TERMINAL_STATES];
 
+/**
+ * Whether a task in `state` has ended for good.
+ *
+ * @example
+ * ```ts
+ * import { isTerminal } from "./record.ts";
+ * console.log(isTerminal("running"), isTerminal("timed_out")); // false true
+ * ```
+ */
 export function isTerminal(state: TaskState): boolean {
   return TERMINAL_STATES.includes(state);
 }
 
 export type PlacementName = "systemd-scope" | "cgroup-v2" | "process-group";
+/**
+ * The placements, in the order `auto` tries them in daemon mode.
+ *
+ * @example
+ * ```ts
+ * import { PLACEMENT_NAMES } from "./record.ts";
+ * console.log(PLACEMENT_NAMES[0]); // "systemd-scope"
+ * ```
+ */
 export const PLACEMENT_NAMES: readonly PlacementName[] = ["systemd-scope", "cgroup-v2", "process-group"];
 
 /** What a task runs: an argv (no shell involved) or a shell string for `/bin/sh -c`. */

@@ -44,7 +44,25 @@ export async function releaseStorageLock(root: string, inc: Incarnation): Promis
   if (holder?.id === inc.id) await unlink(lockPath).catch(() => {});
 }
 
-/** Who holds the storage now, if anyone alive. */
+/**
+ * Who holds the storage now, if anyone alive.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { Supervisor } from "../supervisor/supervisor.ts";
+ * import { storageHolder } from "./storage-lock.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-holder-"));
+ * console.log(await storageHolder(storage)); // null: nobody holds it
+ * const sup = await Supervisor.open({ storage, mode: "standalone" });
+ * console.log((await storageHolder(storage))?.pid === process.pid); // true
+ * await sup.close();
+ * console.log(await storageHolder(storage)); // null
+ * rmSync(storage, { recursive: true });
+ * ```
+ */
 export async function storageHolder(root: string): Promise<Incarnation | null> {
   const holder = await readHolder(join(root, LOCK_NAME));
   return holder && incarnationAlive(holder, bootId()) ? holder : null;

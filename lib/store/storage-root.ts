@@ -4,6 +4,14 @@ import { join } from "node:path";
 /**
  * Where tasks are stored when the caller names no directory:
  * `$OUTLIVE_STORAGE`, else `$XDG_STATE_HOME/outlive`, else `~/.local/state/outlive`.
+ *
+ * @example
+ * ```ts
+ * import { defaultStorageRoot } from "./storage-root.ts";
+ * console.log(defaultStorageRoot({ OUTLIVE_STORAGE: "/srv/outlive" })); // "/srv/outlive"
+ * console.log(defaultStorageRoot({ XDG_STATE_HOME: "/home/ada/.state" })); // "/home/ada/.state/outlive"
+ * console.log(defaultStorageRoot({ HOME: "/home/ada" })); // "/home/ada/.local/state/outlive"
+ * ```
  */
 export function defaultStorageRoot(env: Record<string, string | undefined> = process.env): string {
   if (env.OUTLIVE_STORAGE) return env.OUTLIVE_STORAGE;
@@ -24,6 +32,16 @@ export interface TaskPaths {
   timedOut: string;
 }
 
+/**
+ * Where the files of task `id` live under the storage `root`. Pure: nothing is read or made.
+ *
+ * @example
+ * ```ts
+ * import { taskPaths } from "./storage-root.ts";
+ * const paths = taskPaths("/srv/outlive", "t-1");
+ * console.log(paths.record, paths.exit); // "/srv/outlive/tasks/t-1/record.json" "/srv/outlive/tasks/t-1/io/exit"
+ * ```
+ */
 export function taskPaths(root: string, id: string): TaskPaths {
   const dir = join(root, "tasks", id);
   const io = join(dir, "io");

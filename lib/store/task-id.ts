@@ -1,10 +1,27 @@
 import { randomBytes } from "node:crypto";
 import { describeValue, OutliveError } from "../errors.ts";
 
-/** Task ids become unit and cgroup names, so they are kept to this shape. */
+/**
+ * Task ids become unit and cgroup names, so they are kept to this shape.
+ *
+ * @example
+ * ```ts
+ * import { TASK_ID_PATTERN } from "./task-id.ts";
+ * console.log(TASK_ID_PATTERN.test("build-1"), TASK_ID_PATTERN.test("../etc")); // true false
+ * ```
+ */
 export const TASK_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
-/** `t-` followed by 16 hex digits. */
+/**
+ * `t-` followed by 16 hex digits.
+ *
+ * @example
+ * ```ts
+ * import { newTaskId, TASK_ID_PATTERN } from "./task-id.ts";
+ * const id = newTaskId();
+ * console.log(id, TASK_ID_PATTERN.test(id)); // e.g. "t-3f9c0a1b2d4e5f60" true
+ * ```
+ */
 export function newTaskId(): string {
   return `t-${randomBytes(8).toString("hex")}`;
 }

@@ -26,6 +26,21 @@ const MAX_RECORD_BYTES = 1 << 20;
 /**
  * The storage: `<root>/tasks/<id>/record.json` and `io/`, plus quarantine and
  * incarnations. Directories 0700, files 0600; records are replaced atomically.
+ *
+ * @example
+ * ```ts
+ * import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { TaskStore } from "./task-store.ts";
+ * const root = mkdtempSync(join(tmpdir(), "outlive-store-"));
+ * const store = await TaskStore.open(root);
+ * mkdirSync(store.paths("t-bad").dir);
+ * writeFileSync(store.paths("t-bad").record, "{ half a rec");
+ * const { records, unreadable } = await store.loadAll();
+ * console.log(records.length, unreadable[0].problem.kind, await store.quarantined()); // 0 "corrupt" ["t-bad.<time>"]
+ * rmSync(root, { recursive: true });
+ * ```
  */
 export class TaskStore {
   readonly root: string;
