@@ -7,6 +7,13 @@ import type { MemoryEvents } from "./placement.ts";
 /**
  * Where cgroup v2 is mounted, from mountinfo: `/sys/fs/cgroup` on a pure v2
  * host, `/sys/fs/cgroup/unified` on a hybrid one. Null when there is none.
+ *
+ * @example
+ * ```ts
+ * import { findCgroup2Mount } from "./cgroup-fs.ts";
+ * console.log(findCgroup2Mount()); // "/sys/fs/cgroup" on a pure v2 host; null without cgroup v2
+ * console.log(findCgroup2Mount("/no/such/mountinfo")); // null
+ * ```
  */
 export function findCgroup2Mount(mountinfo = "/proc/self/mountinfo"): string | null {
   let text: string;

@@ -35,6 +35,14 @@ export interface CgroupV2Options {
 /**
  * A raw cgroup v2 directory per task, `<base>/<prefix>-task-<id>`, with no
  * systemd involved. The wrapper moves itself in before any user code runs.
+ *
+ * @example
+ * ```ts
+ * import { CgroupV2Placement } from "./cgroup-v2.ts";
+ * const placement = new CgroupV2Placement({ prefix: "example" });
+ * const probe = await placement.probe(); // looks, makes nothing
+ * console.log(probe.ok, probe.reason); // e.g. false "no writable cgroup under /sys/fs/cgroup (not root, and no delegated subtree)"
+ * ```
  */
 export class CgroupV2Placement implements Placement {
   readonly name = "cgroup-v2" as const;

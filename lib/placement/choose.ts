@@ -6,7 +6,18 @@ import { ProcessGroupPlacement } from "./process-group.ts";
 import { SystemdScopePlacement } from "./systemd-scope.ts";
 
 
-/** One instance of each placement, for a prefix; the ones given replace the built-in ones. */
+/**
+ * One instance of each placement, for a prefix; the ones given replace the built-in ones.
+ *
+ * @example
+ * ```ts
+ * import { makePlacements } from "./choose.ts";
+ * import { ProcessGroupPlacement } from "./process-group.ts";
+ * const mine = new ProcessGroupPlacement();
+ * const placements = makePlacements("example", undefined, { "process-group": mine });
+ * console.log(Object.keys(placements), placements["process-group"] === mine); // ["systemd-scope", "cgroup-v2", "process-group"] true
+ * ```
+ */
 export function makePlacements(
   prefix: string,
   cgroupBase: string | undefined,
@@ -31,6 +42,14 @@ export interface PlacementChoiceResult {
  * process-group; in standalone mode process-group (nothing kills the
  * supervisor's cgroup there). A placement asked for by name that cannot
  * work here is an error, never a silent fallback.
+ *
+ * @example
+ * ```ts
+ * import { choosePlacement, makePlacements } from "./choose.ts";
+ * const choice = await choosePlacement(makePlacements("example", undefined), "auto", "standalone");
+ * console.log(choice.placement.name); // "process-group"
+ * console.log(choice.probes.map((p) => `${p.name}: ${p.reason}`)); // what each placement says about this machine
+ * ```
  */
 export async function choosePlacement(
   placements: Record<PlacementName, Placement>,

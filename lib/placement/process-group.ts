@@ -8,6 +8,15 @@ import type { MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan 
  * A plain process group in the supervisor's own cgroup. Works everywhere,
  * but cannot survive a restart that kills the supervisor's cgroup: the tasks
  * die with it, and replay says so.
+ *
+ * @example
+ * ```ts
+ * import { ProcessGroupPlacement } from "./process-group.ts";
+ * const placement = new ProcessGroupPlacement();
+ * console.log((await placement.probe()).ok); // true: it works everywhere
+ * const plan = await placement.plan({ id: "t-1", backstopSeconds: 60, memoryMaxBytes: null });
+ * console.log(plan.prefix, plan.enterCgroupProcs); // [] null: the wrapper runs as it is
+ * ```
  */
 export class ProcessGroupPlacement implements Placement {
   readonly name = "process-group" as const;

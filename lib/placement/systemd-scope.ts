@@ -29,6 +29,16 @@ const EXEC_WAIT_MS = 5000;
  * A transient systemd scope per task, owned by the user (or system)
  * manager and so outside the supervisor's cgroup. systemd-run registers the
  * scope and then execs the wrapper, so the task is in it before any user code runs.
+ *
+ * @example
+ * ```ts
+ * import { SystemdScopePlacement } from "./systemd-scope.ts";
+ * const placement = new SystemdScopePlacement({ prefix: "example", commandTimeoutMs: 2000 });
+ * console.log(placement.unitName("t-0123456789abcdef")); // "example-task-t-0123456789abcdef.scope"
+ * // Runs `systemd-run --version` and asks the manager for its version; starts no unit.
+ * const probe = await placement.probe();
+ * console.log(probe.ok, probe.reason); // e.g. true "systemd 257, user manager reachable"
+ * ```
  */
 export class SystemdScopePlacement implements Placement {
   readonly name = "systemd-scope" as const;
