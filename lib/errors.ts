@@ -12,7 +12,21 @@ export type OutliveErrorCode =
   | "E_MEMORY_CAP_UNSUPPORTED"
   | "E_CLOSED";
 
-/** Every error outlive throws on purpose: a `code` to switch on, a message a person can act on. */
+/**
+ * Every error outlive throws on purpose: a `code` to switch on, a message a person can act on.
+ *
+ * @example
+ * ```ts
+ * import { OutliveError } from "./errors.ts";
+ * import { checkTaskId } from "./store/task-id.ts";
+ * try {
+ *   checkTaskId("../etc");
+ * } catch (error) {
+ *   if (!(error instanceof OutliveError) || error.code !== "E_BAD_ID") throw error;
+ *   console.log(error.code, error.message); // "E_BAD_ID" "Expected the task id to match ..."
+ * }
+ * ```
+ */
 export class OutliveError extends Error {
   readonly code: OutliveErrorCode;
   constructor(code: OutliveErrorCode, message: string, options?: { cause?: unknown }) {

@@ -19,7 +19,16 @@ export function parseCgroupFile(text: string): string | null {
   return null;
 }
 
-/** The cgroup v2 path of a process, or null when it is gone or has none. */
+/**
+ * The cgroup v2 path of a process, or null when it is gone or has none.
+ *
+ * @example
+ * ```ts
+ * import { readCgroup } from "./cgroup.ts";
+ * console.log(readCgroup("self")); // e.g. "/user.slice/user-1000.slice/session-2.scope"
+ * console.log(readCgroup(4194305)); // null: no such process
+ * ```
+ */
 export function readCgroup(pid: number | "self", procRoot = "/proc"): string | null {
   try {
     return parseCgroupFile(readFileSync(`${procRoot}/${pid}/cgroup`, "utf8"));

@@ -35,6 +35,19 @@ export function inspectPid(pid: number): LiveProcess | null {
 /**
  * True when `pid` is alive and is the very process recorded (same start
  * time). Signal a recorded pid only after this says true.
+ *
+ * @example
+ * ```ts
+ * import { spawn } from "node:child_process";
+ * import { isSameProcess } from "./identity.ts";
+ * import { readProcStat } from "./stat.ts";
+ * const child = spawn("sleep", ["30"]);
+ * const recorded = { pid: child.pid!, startTime: readProcStat(child.pid!)!.startTime };
+ * console.log(isSameProcess(recorded)); // true
+ * child.kill("SIGKILL");
+ * await new Promise((resolve) => child.once("exit", resolve));
+ * console.log(isSameProcess(recorded)); // false: gone (a reused pid would have another start time)
+ * ```
  */
 export function isSameProcess(recorded: ProcessIdentity): boolean {
   const now = readProcStat(recorded.pid);

@@ -46,6 +46,14 @@ export function parseProcStat(text: string): ProcStat | null {
  * Reads `/proc/<pid>/stat`. Returns null when the process does not exist
  * (it may have ended a moment ago); throws on any other failure, so a caller
  * that must fail closed can tell "gone" from "unreadable".
+ *
+ * @example
+ * ```ts
+ * import { readProcStat } from "./stat.ts";
+ * const me = readProcStat(process.pid)!;
+ * console.log(me.pid === process.pid, me.startTime); // true "123456" (clock ticks after boot)
+ * console.log(readProcStat(4194305)); // null: above the largest possible pid
+ * ```
  */
 export function readProcStat(pid: number, procRoot = "/proc"): ProcStat | null {
   let text: string;
@@ -60,7 +68,20 @@ export function readProcStat(pid: number, procRoot = "/proc"): ProcStat | null {
   return parsed;
 }
 
-/** ENOENT and ESRCH both mean the process ended while we looked. */
+/**
+ * ENOENT and ESRCH both mean the process ended while we looked.
+ *
+ * @example
+ * ```ts
+ * import { readFileSync } from "node:fs";
+ * import { isGone } from "./stat.ts";
+ * try {
+ *   readFileSync("/proc/4194305/stat");
+ * } catch (error) {
+ *   console.log(isGone(error)); // true
+ * }
+ * ```
+ */
 export function isGone(error: unknown): boolean {
   const code = (error as { code?: string })?.code;
   return code === "ENOENT" || code === "ESRCH";

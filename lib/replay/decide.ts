@@ -126,7 +126,16 @@ function signalName(n: number): string {
   return SIGNALS[n] ?? `signal ${n}`;
 }
 
-/** "exited with code 0", or for 128+n "ended by SIGTERM (exit code 143)". */
+/**
+ * "exited with code 0", or for 128+n "ended by SIGTERM (exit code 143)".
+ *
+ * @example
+ * ```ts
+ * import { exitWords } from "./decide.ts";
+ * console.log(exitWords(3)); // "exited with code 3"
+ * console.log(exitWords(143)); // "ended by SIGTERM (exit code 143)"
+ * ```
+ */
 export function exitWords(code: number): string {
   return code > 128 && code < 160 ? `ended by ${signalName(code - 128)} (exit code ${code})` : `exited with code ${code}`;
 }

@@ -17,6 +17,20 @@ export interface ReplayAllOptions {
 /**
  * Decides every record, in parallel with a bound per task. Terminal records
  * are decided without any I/O.
+ *
+ * @example
+ * ```ts
+ * import type { TaskRecord } from "../store/record.ts";
+ * import { replayAll } from "./replay-all.ts";
+ * // Two records as TaskStore.loadAll returns them, cut down to what this example needs.
+ * const done = { id: "t-1", state: "exited" } as TaskRecord;
+ * const running = { id: "t-2", state: "running" } as TaskRecord;
+ * const gather = async (): Promise<never> => {
+ *   throw new Error("cannot read /proc here");
+ * };
+ * const items = await replayAll([done, running], gather, { perTaskMs: 1000 });
+ * console.log(items.map((item) => item.decision.kind)); // ["unchanged", "deferred"]: a terminal record needs no evidence
+ * ```
  */
 export async function replayAll(
   records: TaskRecord[],
