@@ -86,7 +86,17 @@ async function fromMcpJsonFile(path: string, source: string, ctx: ConfigContext)
   return fromMcpJson(read.text, source, ctx);
 }
 
-/** `.claude.json` in `$CLAUDE_CONFIG_DIR`, else in `$HOME`; null when neither is set. */
+/**
+ * `.claude.json` in `$CLAUDE_CONFIG_DIR`, else in `$HOME`; null when neither is set.
+ *
+ * @example
+ * ```ts
+ * import { claudeJsonPath } from "./claude-config.ts";
+ * console.log(claudeJsonPath({ HOME: "/home/ada" })); // "/home/ada/.claude.json"
+ * console.log(claudeJsonPath({ HOME: "/home/ada", CLAUDE_CONFIG_DIR: "/etc/claude" })); // "/etc/claude/.claude.json"
+ * console.log(claudeJsonPath({})); // null
+ * ```
+ */
 export function claudeJsonPath(env: Readonly<Record<string, string | undefined>>): string | null {
   const dir = env.CLAUDE_CONFIG_DIR || env.HOME;
   return dir ? join(dir, ".claude.json") : null;

@@ -5,7 +5,16 @@ import { readConfigText } from "./config-file.ts";
 import type { ConfigContext } from "./claude-config.ts";
 import { isTable, serversFromTable, type SourceServers } from "./server-table.ts";
 
-/** `config.toml` in `$CODEX_HOME`, else in `$HOME/.codex`; null when neither is set. */
+/**
+ * `config.toml` in `$CODEX_HOME`, else in `$HOME/.codex`; null when neither is set.
+ *
+ * @example
+ * ```ts
+ * import { codexConfigPath } from "./codex-config.ts";
+ * console.log(codexConfigPath({ HOME: "/home/ada" })); // "/home/ada/.codex/config.toml"
+ * console.log(codexConfigPath({ HOME: "/home/ada", CODEX_HOME: "/srv/codex" })); // "/srv/codex/config.toml"
+ * ```
+ */
 export function codexConfigPath(env: Readonly<Record<string, string | undefined>>): string | null {
   if (env.CODEX_HOME) return join(env.CODEX_HOME, "config.toml");
   return env.HOME ? join(env.HOME, ".codex", "config.toml") : null;

@@ -1,7 +1,15 @@
 import { open, stat } from "node:fs/promises";
 import { censusError, describeThrown, errnoCode, type CensusError } from "./census-error.ts";
 
-/** Config files larger than this add nothing; `.claude.json` holds history, so it is generous. */
+/**
+ * Config files larger than this add nothing; `.claude.json` holds history, so it is generous.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_MAX_CONFIG_BYTES } from "./config-file.ts";
+ * console.log(DEFAULT_MAX_CONFIG_BYTES / 1024 / 1024); // 16 (MiB)
+ * ```
+ */
 export const DEFAULT_MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
 const READ_CHUNK_BYTES = 1024 * 1024;

@@ -2,7 +2,15 @@ import { execFile } from "node:child_process";
 import { censusError, describeThrown, type CensusError } from "./census-error.ts";
 import type { CensusProcess, ProcessSnapshot } from "./snapshot.ts";
 
-/** The columns the fallback asks `ps` for; `args` last, since it holds spaces. */
+/**
+ * The columns the fallback asks `ps` for; `args` last, since it holds spaces.
+ *
+ * @example
+ * ```ts
+ * import { PS_ARGS } from "./ps-scan.ts";
+ * console.log(["ps", ...PS_ARGS].join(" ")); // "ps -axww -o pid=,ppid=,pgid=,stat=,args="
+ * ```
+ */
 export const PS_ARGS = ["-axww", "-o", "pid=,ppid=,pgid=,stat=,args="] as const;
 
 const PS_LINE = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)(?:\s(.*))?$/;

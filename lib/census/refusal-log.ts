@@ -3,7 +3,15 @@ import { join } from "node:path";
 import { censusError, describeThrown, type CensusError } from "./census-error.ts";
 import type { IdleDecision } from "./decision.ts";
 
-/** At most one refusal line per session in this many milliseconds. */
+/**
+ * At most one refusal line per session in this many milliseconds.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_REFUSAL_INTERVAL_MS } from "./refusal-log.ts";
+ * console.log(DEFAULT_REFUSAL_INTERVAL_MS / 60_000); // 10 (minutes)
+ * ```
+ */
 export const DEFAULT_REFUSAL_INTERVAL_MS = 10 * 60 * 1000;
 
 /**
@@ -60,7 +68,15 @@ export interface RefusalLogResult {
   error?: CensusError;
 }
 
-/** The file that holds one session's last refusal time. */
+/**
+ * The file that holds one session's last refusal time.
+ *
+ * @example
+ * ```ts
+ * import { refusalStampPath } from "./refusal-log.ts";
+ * console.log(refusalStampPath("/var/lib/outlive", "session/7")); // "/var/lib/outlive/idle-refusal-session%2F7.json"
+ * ```
+ */
 export function refusalStampPath(dir: string, sessionId: string): string {
   return join(dir, `idle-refusal-${encodeURIComponent(sessionId)}.json`);
 }

@@ -9,7 +9,15 @@ export interface ServerSpec {
   args: readonly string[];
 }
 
-/** The interpreters that may run a server's program as a script. */
+/**
+ * The interpreters that may run a server's program as a script.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_INTERPRETERS } from "./server-spec.ts";
+ * console.log(DEFAULT_INTERPRETERS.includes("python"), DEFAULT_INTERPRETERS.includes("curl")); // true false
+ * ```
+ */
 export const DEFAULT_INTERPRETERS: readonly string[] = ["node", "bun", "deno", "python", "ruby", "perl", "sh", "bash", "zsh", "dash"];
 
 export type SpecCheck =
