@@ -4,11 +4,16 @@
  *
  * @example
  * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
  * import { Supervisor } from "./mod.ts";
- * const sup = await Supervisor.open({ storage: "/tmp/outlive-mod-example", mode: "daemon" });
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-mod-example-"));
+ * const sup = await Supervisor.open({ storage, mode: "daemon" });
  * const task = await sup.run({ shell: "echo building; sleep 1; exit 0", timeoutSeconds: 60 });
  * console.log((await sup.wait(task.id)).state); // "exited"
  * await sup.close();
+ * rmSync(storage, { recursive: true });
  * ```
  */
 export { Supervisor, type DrainReason, type KillResult, type ReplayReport } from "./supervisor/supervisor.ts";

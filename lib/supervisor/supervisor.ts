@@ -59,12 +59,17 @@ export type DrainReason = "restart" | "reload" | "disable" | "shutdown";
  *
  * @example
  * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
  * import { Supervisor } from "./supervisor.ts";
- * const sup = await Supervisor.open({ storage: "/tmp/outlive-example", mode: "daemon" });
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-example-"));
+ * const sup = await Supervisor.open({ storage, mode: "daemon" });
  * const task = await sup.run({ argv: ["sh", "-c", "echo hi; exit 3"] });
  * const done = await sup.wait(task.id);
  * console.log(done.state, done.exitCode); // "exited" 3
  * await sup.close();
+ * rmSync(storage, { recursive: true });
  * ```
  */
 export class Supervisor {
