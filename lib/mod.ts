@@ -9,7 +9,9 @@
  * import { join } from "node:path";
  * import { Supervisor } from "./mod.ts";
  * const storage = mkdtempSync(join(tmpdir(), "outlive-mod-example-"));
- * const sup = await Supervisor.open({ storage, mode: "daemon" });
+ * // Standalone: tasks run as process groups. `mode: "daemon"` puts each in its own
+ * // systemd scope or cgroup instead, where the machine allows it (systemd, or root).
+ * const sup = await Supervisor.open({ storage, mode: "standalone" });
  * const task = await sup.run({ shell: "echo building; sleep 1; exit 0", timeoutSeconds: 60 });
  * console.log((await sup.wait(task.id)).state); // "exited"
  * await sup.close();

@@ -64,7 +64,9 @@ export type DrainReason = "restart" | "reload" | "disable" | "shutdown";
  * import { join } from "node:path";
  * import { Supervisor } from "./supervisor.ts";
  * const storage = mkdtempSync(join(tmpdir(), "outlive-example-"));
- * const sup = await Supervisor.open({ storage, mode: "daemon" });
+ * // Standalone: tasks run as process groups. `mode: "daemon"` puts each in its own
+ * // systemd scope or cgroup instead, where the machine allows it (systemd, or root).
+ * const sup = await Supervisor.open({ storage, mode: "standalone" });
  * const task = await sup.run({ argv: ["sh", "-c", "echo hi; exit 3"] });
  * const done = await sup.wait(task.id);
  * console.log(done.state, done.exitCode); // "exited" 3
