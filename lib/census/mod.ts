@@ -46,7 +46,7 @@ export { codexConfigPath, serversFromCodexToml } from "./codex-config.ts";
 export { serversFromTable, type SourceServers } from "./server-table.ts";
 export { checkServerSpec, DEFAULT_INTERPRETERS, type ServerSpec, type SpecCheck } from "./server-spec.ts";
 export { DEFAULT_MAX_CONFIG_BYTES } from "./config-file.ts";
-export { findOnPath } from "./program-path.ts";
+export { findOnPath, lookUpPath, type PathMatch } from "./program-path.ts";
 /** Which processes are servers, the servers' own, or real work. */
 export { argvRunsServer, classifyMembers, type ClassifiedMember, type CensusRole } from "./classify.ts";
 /** Retire or keep. See {@link mayRetireIdle}'s example. */

@@ -76,6 +76,21 @@ describe("mayRetireIdle with real MCP servers", () => {
     expect(decision.verdict === "retire" && decision.servers.map((s) => s.server).sort()).toEqual(["binary", "by-lookup", "by-path", "interpreted"]);
   });
 
+  it("recognises a server found through a relative or slash-ended PATH entry, spelled as execvp spelled it", async () => {
+    // The kernel gives a script's interpreter the path execvp built ("../bin/fake-mcp", "/x/bin//fake-mcp"), not a resolved one.
+    const config = { looked: { command: "fake-mcp", args: ["--looked-up"] } };
+    writeMcpJson(config);
+    for (const entry of ["../bin", `${bin}/`]) {
+      env = { ...env, PATH: `${entry}:${process.env.PATH}` };
+      const record = await readLaunchRecord(launch());
+      const h = await startWithServers(config);
+      await settled(h);
+      const argv = (await takeSnapshot()).processes.find((p) => p.pid === h.children[0])?.argv;
+      expect(argv).toEqual(["node", `${entry}/fake-mcp`, "--looked-up"]);
+      expect(await mayRetireIdle(leaderOf(h), record)).toMatchObject({ verdict: "retire", servers: [{ pid: h.children[0], server: "looked" }] });
+    }
+  });
+
   it("counts a server's own child as the server's", async () => {
     const config = { helper: { command: "fake-mcp", args: ["--with-child"] } };
     writeMcpJson(config);
