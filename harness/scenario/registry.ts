@@ -17,6 +17,7 @@ export const SCENARIO_NAMES = [
   "memory-cap",
   "respawn-race",
   "census-dev-server",
+  "census-setsid-child",
   "kill-during-restart",
   "soak",
 ] as const;
