@@ -18,6 +18,7 @@ export const SCENARIO_NAMES = [
   "respawn-race",
   "census-dev-server",
   "census-setsid-child",
+  "census-adopted",
   "kill-during-restart",
   "soak",
 ] as const;
