@@ -19,6 +19,7 @@ export const SCENARIO_NAMES = [
   "census-dev-server",
   "census-setsid-child",
   "census-adopted",
+  "census-fail-closed",
   "kill-during-restart",
   "soak",
 ] as const;
