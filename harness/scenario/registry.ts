@@ -20,6 +20,7 @@ export const SCENARIO_NAMES = [
   "census-setsid-child",
   "census-adopted",
   "census-fail-closed",
+  "census-mcp-servers",
   "kill-during-restart",
   "soak",
 ] as const;
