@@ -1,4 +1,5 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { cgroupWritable } from "../../lib/placement/cgroup-fs.ts";
 import { join } from "node:path";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 import { findCgroup2Mount } from "../../lib/mod.ts";
@@ -17,12 +18,8 @@ export class ModuleCgroup {
   /** Why a module cgroup cannot be made here, or null when it can. */
   static unavailable(parent = findCgroup2Mount()): string | null {
     if (!parent) return "no cgroup v2 hierarchy is mounted";
-    try {
-      accessSync(join(parent, "cgroup.procs"), constants.W_OK);
-      return null;
-    } catch {
-      return `cannot make a module cgroup under ${parent} (not writable; run as root)`;
-    }
+    const unwritable = cgroupWritable(parent);
+    return unwritable ? `cannot make a module cgroup under ${parent} (${unwritable}; run as root)` : null;
   }
 
   static create(name: string, parent = findCgroup2Mount()): ModuleCgroup {

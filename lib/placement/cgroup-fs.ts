@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, watch } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, watch } from "node:fs";
 import { readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { waitUntil } from "../kill/process-group.ts";
@@ -42,6 +42,23 @@ function preference(path: string): number {
 
 function unescapeMountPath(p: string): string {
   return p.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/**
+ * Why this process cannot make cgroups in `dir` and move processes into
+ * them, or null when it can. It opens `cgroup.procs` for writing (nothing is
+ * written): access(2)-style checks read mode bits, which Deno's emulation
+ * applies to root too, although root writes to the read-only-looking
+ * cgroup root all the same.
+ */
+export function cgroupWritable(dir: string): string | null {
+  try {
+    if (process.getuid?.() !== 0) accessSync(dir, constants.W_OK);
+    closeSync(openSync(join(dir, "cgroup.procs"), "r+"));
+    return null;
+  } catch (error) {
+    return `cannot write ${dir}: ${(error as Error).message}`;
+  }
 }
 
 /** `populated` from `cgroup.events`: true while any process is in the cgroup or below. A missing cgroup is empty. */

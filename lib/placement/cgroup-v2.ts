@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { readdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { OutliveError } from "../errors.ts";
@@ -8,6 +8,7 @@ import type { TaskLocation, TaskRecord } from "../store/record.ts";
 import { TASK_ID_PATTERN } from "../store/task-id.ts";
 import {
   cgroupPopulated,
+  cgroupWritable,
   findCgroup2Mount,
   killCgroup,
   readMemoryEvents,
@@ -64,12 +65,8 @@ export class CgroupV2Placement implements Placement {
     if (!this.baseDir) return no(`no writable cgroup under ${this.mount} (not root, and no delegated subtree)`);
     // The probe makes nothing: an existing base must be writable, a missing one creatable in its parent.
     const existing = existsSync(this.baseDir) ? this.baseDir : dirname(this.baseDir);
-    try {
-      accessSync(existing, constants.W_OK);
-      accessSync(join(existing, "cgroup.procs"), constants.W_OK);
-    } catch (error) {
-      return no(`cannot write ${existing}: ${(error as Error).message}`);
-    }
+    const unwritable = cgroupWritable(existing);
+    if (unwritable) return no(unwritable);
     if (!existsSync(join(existing, existing === this.mount ? "cgroup.procs" : "cgroup.kill"))) {
       return no(`${existing} has no cgroup.kill (Linux 5.14 or later is needed)`);
     }
@@ -244,13 +241,8 @@ function defaultBaseDir(mount: string, prefix: string): string | null {
   }
   if (!own) return null;
   for (let d = dirname(join(mount, own)); d.startsWith(mount) && d !== mount; d = dirname(d)) {
-    try {
-      accessSync(d, constants.W_OK);
-      accessSync(join(d, "cgroup.procs"), constants.W_OK);
-      return join(d, prefix);
-    } catch {
-      // not delegated to us; try higher up
-    }
+    // Not delegated to us: try higher up.
+    if (cgroupWritable(d) === null) return join(d, prefix);
   }
   return null;
 }

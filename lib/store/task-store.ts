@@ -126,6 +126,11 @@ export class TaskStore {
 
   private readonly pending = new Map<string, Promise<void>>();
 
+  /** Resolves once every write under way has landed (or failed). */
+  async flush(): Promise<void> {
+    while (this.pending.size) await Promise.allSettled([...this.pending.values()]);
+  }
+
   private async writeNow(record: TaskRecord): Promise<void> {
     const p = this.paths(record.id);
     try {

@@ -340,8 +340,12 @@ export class Supervisor {
     // A kill asked for before the close is carried out, not dropped: otherwise the next incarnation would
     // adopt the task as running, as if no one had asked. Each ladder is bounded by its grace and the KILL wait.
     await Promise.allSettled([...this.killing.values()]);
-    for (const w of this.watched.values()) w.stop();
+    const watches = [...this.watched.values()];
+    for (const w of watches) w.stop();
     this.watched.clear();
+    // A check that was under way finishes, and every record write lands, before the storage is given up.
+    await Promise.allSettled(watches.map((w) => w.idle()));
+    await this.store.flush();
     this.queue.close();
     await Promise.all(Object.values(this.placements).map((p) => p.flush().catch(() => {})));
     await releaseStorageLock(this.store.root, this.incarnation);
