@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import type { TaskPaths } from "../store/storage-root.ts";
 
 export interface OutputSummary {
@@ -33,12 +33,14 @@ export async function readTail(path: string, bytes: number): Promise<{ text: str
 export function readTailNow(path: string, bytes: number): { text: string; size: number; mtimeMs: number } {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    // Never through a symlink, never blocked by a FIFO: output files are the wrapper's regular files.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return { text: "", size: 0, mtimeMs: 0 };
   }
   try {
     const info = fstatSync(fd);
+    if (!info.isFile()) return { text: "", size: 0, mtimeMs: 0 };
     const length = Math.min(bytes, info.size);
     const buffer = Buffer.alloc(length);
     readSync(fd, buffer, 0, length, info.size - length);

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 
 /** The fields of `/proc/<pid>/stat` that outlive relies on. */
 export interface ProcStat {
@@ -56,6 +56,8 @@ export function parseProcStat(text: string): ProcStat | null {
  * ```
  */
 export function readProcStat(pid: number, procRoot = "/proc"): ProcStat | null {
+  // Replay asks about thousands of long-gone pids; answering those without an exception is much cheaper.
+  if (!existsSync(`${procRoot}/${pid}`)) return null;
   let text: string;
   try {
     text = readFileSync(`${procRoot}/${pid}/stat`, "latin1");
@@ -73,7 +75,7 @@ export function readProcStat(pid: number, procRoot = "/proc"): ProcStat | null {
  *
  * @example
  * ```ts
- * import { readFileSync } from "node:fs";
+ * import { existsSync, readFileSync } from "node:fs";
  * import { isGone } from "./stat.ts";
  * try {
  *   readFileSync("/proc/4194305/stat");

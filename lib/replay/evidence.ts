@@ -59,7 +59,9 @@ export function pidEvidence(record: TaskRecord, placement: Placement): PidEviden
 
 function mtime(path: string, nonEmptyOnly = false): string | null {
   try {
-    const info = statSync(path);
+    // An absent file is the common case (no timeout marker); no exception for it.
+    const info = statSync(path, { throwIfNoEntry: false });
+    if (!info) return null;
     return nonEmptyOnly && info.size === 0 ? null : info.mtime.toISOString();
   } catch {
     return null;

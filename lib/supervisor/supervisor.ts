@@ -27,7 +27,6 @@ import { checkTaskId, newTaskId } from "../store/task-id.ts";
 import { TaskStore, type UnreadableTask } from "../store/task-store.ts";
 import { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type RunSpec, type SupervisorOptions } from "./options.ts";
-import { forEachBounded } from "../pool/for-each-bounded.ts";
 import { KeyedTasks } from "./keyed-tasks.ts";
 import { checkRunSpec } from "./run-spec.ts";
 import { cleanUpAtStartup, forEachPlacedTask } from "./startup-cleanup.ts";
@@ -49,6 +48,9 @@ export interface KillResult {
   record: TaskRecord;
   how: KillHow | "terminal";
 }
+
+/** How a task ended: what a terminal record says. */
+type TaskEnd = { state: TaskState; exitCode: number | null; reason: string };
 
 /** Why the supervisor is draining: the daemon's word for it. */
 export type DrainReason = "restart" | "reload" | "disable" | "shutdown";
@@ -96,6 +98,7 @@ export class Supervisor {
   /** One task per key; made at replay, once the largest stored generation is known. */
   private keyed!: KeyedTasks;
   private readonly bootIdNow = bootId();
+  private readonly deadIncarnations = new Map<string, Promise<boolean | null>>();
   private closed = false;
 
   private constructor(
@@ -384,11 +387,19 @@ export class Supervisor {
         toFinish.push({ record, decision });
       }
     }
-    // Many records end at once after a long outage: written side by side, their fsyncs share journal commits.
-    await forEachBounded(toFinish, this.options.replayConcurrency, async ({ record, decision }) => {
-      const done = await this.finish(record, decision);
-      report.finished.push({ id: done.id, state: done.state, exitCode: done.exitCode, reason: done.reason ?? "" });
-    });
+    // Tasks that left processes behind are ended one by one; the rest, often thousands after a long outage,
+    // are written as one batch: two flushes of the file system instead of two fsyncs a record.
+    const batch: TaskRecord[] = [];
+    for (const { record, decision } of toFinish) {
+      const done = decision.endRemnants ? await this.finish(record, decision) : await this.terminal(record, decision);
+      if (done && !decision.endRemnants) batch.push(done);
+      if (done) report.finished.push({ id: done.id, state: done.state, exitCode: done.exitCode, reason: done.reason ?? "" });
+    }
+    await this.store.writeMany(batch);
+    for (const done of batch) {
+      this.announce(done);
+      await this.placements[done.placement].release(done).catch(() => {});
+    }
     report.finished.sort((a, b) => a.id.localeCompare(b.id));
     // Keyed tasks take their keys again, oldest generation first, so the newest owns each key.
     const live = this.list().filter((r) => !isTerminal(r.state) && r.key !== null);
@@ -410,12 +421,23 @@ export class Supervisor {
       placement: this.placements[record.placement],
       bootIdNow: this.bootIdNow,
       restartedAt: this.incarnation.startedAt,
-      spawnerAlive: async (incId) => {
-        if (incId === this.incarnation.id) return true;
-        const inc = await loadIncarnation(this.store.root, incId);
-        return inc ? incarnationAlive(inc, this.bootIdNow) : null;
-      },
+      spawnerAlive: (incId) => this.incarnationAlive(incId),
     });
+  }
+
+  /**
+   * Whether an incarnation still runs. A dead one never comes back, so that
+   * answer is kept: replay asks it once per task, often of the same few.
+   */
+  private incarnationAlive(id: string): Promise<boolean | null> {
+    if (id === this.incarnation.id) return Promise.resolve(true);
+    const known = this.deadIncarnations.get(id);
+    if (known) return known;
+    const answer = loadIncarnation(this.store.root, id).then((inc) => (inc ? incarnationAlive(inc, this.bootIdNow) : null));
+    void answer.then((alive) => {
+      if (alive === false) this.deadIncarnations.set(id, answer);
+    });
+    return answer;
   }
 
   // ---- observation ---------------------------------------------------------
@@ -576,9 +598,21 @@ export class Supervisor {
   }
 
   /** The one place a record becomes terminal: exactly once, with its output summary, then delivered. */
-  private async settle(record: TaskRecord, end: { state: TaskState; exitCode: number | null; reason: string }): Promise<TaskRecord> {
+  private async settle(record: TaskRecord, end: TaskEnd): Promise<TaskRecord> {
+    const done = await this.terminal(record, end);
+    if (!done) return this.records.get(record.id)!;
+    await this.store.write(done);
+    this.announce(done);
+    return done;
+  }
+
+  /**
+   * Makes (and holds in memory) the terminal record for an end; null when
+   * the task is terminal already. It is on disk only once written.
+   */
+  private async terminal(record: TaskRecord, end: TaskEnd): Promise<TaskRecord | null> {
     const current = this.records.get(record.id);
-    if (current && isTerminal(current.state)) return current;
+    if (current && isTerminal(current.state)) return null;
     const output = await summarizeOutput(this.store.paths(record.id), this.options.tailBytes);
     const done: TaskRecord = {
       ...(current ?? record),
@@ -590,7 +624,11 @@ export class Supervisor {
       outputTail: output.tail,
     };
     this.records.set(done.id, done);
-    await this.store.write(done);
+    return done;
+  }
+
+  /** A terminal record is on disk: stop watching, answer waiters, deliver the completion, free the key. */
+  private announce(done: TaskRecord): void {
     const w = this.watched.get(done.id);
     if (w) {
       w.stop();
@@ -599,7 +637,6 @@ export class Supervisor {
     }
     this.queue.push(done);
     this.keyed.ended(done);
-    return done;
   }
 
   private assertOpen(): void {
