@@ -397,8 +397,8 @@ export class Supervisor {
     }
     await this.store.writeMany(batch);
     for (const done of batch) {
-      this.announce(done);
       await this.placements[done.placement].release(done).catch(() => {});
+      this.announce(done);
     }
     report.finished.sort((a, b) => a.id.localeCompare(b.id));
     // Keyed tasks take their keys again, oldest generation first, so the newest owns each key.
@@ -592,9 +592,10 @@ export class Supervisor {
       }
       await placement.killAll(record).catch(() => {});
     }
-    const done = await this.settle(record, decision);
-    await placement.release(done).catch(() => {});
-    return done;
+    // Released before the end is announced: a close that follows the announcement at once then finds
+    // the removal of the task's cgroup under way (and waits for it), rather than missing it.
+    await placement.release(record).catch(() => {});
+    return this.settle(record, decision);
   }
 
   /** The one place a record becomes terminal: exactly once, with its output summary, then delivered. */
