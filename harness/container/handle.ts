@@ -2,8 +2,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ContainerError } from "./errors.ts";
 import type { Machine, TeardownReport } from "./machine.ts";
-import type { EngineName, Suite } from "./options.ts";
+import type { EngineName } from "./options.ts";
 import type { Readiness } from "./readiness.ts";
+import type { CommonState } from "./state.ts";
 import { execUnitName, startedRunArgv, startedUserRunArgv, waitedRunArgv } from "./systemd-run.ts";
 
 export interface ExecOptions {
@@ -46,16 +47,9 @@ export interface JournalOptions {
   user?: boolean;
 }
 
-/** Facts about the running container. */
-export interface ContainerInfo {
+/** Facts about the running container: what every engine's state holds (runDir: console log, kept journals, state), and its readiness. */
+export interface ContainerInfo extends Omit<CommonState, "startedAt" | "readiness"> {
   engine: EngineName;
-  name: string;
-  suite: Suite;
-  unified: boolean;
-  user: string;
-  uid: number;
-  /** Where the console log, kept journals and state live. */
-  runDir: string;
   readiness: Readiness;
 }
 
