@@ -139,6 +139,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       survived++;
       const now: TaskRecord[] = (await mod.request("list")).tasks;
       const found = checkOutcomes(now, truths, { finalStop: false, survivingPlacement: placement !== "process-group" });
+      if (fault === "restart" && placement !== "process-group") {
+        // A drain lets runs and kills under way finish: a restart with notice loses nothing, not even a spawn.
+        const lostBefore = new Set(records.filter((r) => r.state === "lost").map((r) => r.id));
+        for (const r of now) {
+          if (r.state === "lost" && !lostBefore.has(r.id)) found.push({ id: r.id, rule: "a drained restart loses no task", detail: r.reason ?? "" });
+        }
+      }
       if (found.length) log(`soak: round ${round} (${fault}): ${found.length} violation(s): ${JSON.stringify(found.slice(0, 3))}`);
       violations.push(...found);
       log(`soak: round ${round}/${restarts} ${fault}: ${live(now)} in flight, ${now.length} tasks so far`);
