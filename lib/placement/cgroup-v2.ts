@@ -15,7 +15,8 @@ import {
   removeCgroup,
   watchCgroupEmpty,
 } from "./cgroup-fs.ts";
-import type { MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
+import { wrapperLeaderIn } from "./wrapper-leader.ts";
+import type { LocatedTask, MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
 
 /** How long a cgroup that is still busy right after its task ended is tried again. */
 const REMOVE_RETRY_MS = 10_000;
@@ -157,6 +158,13 @@ export class CgroupV2Placement implements Placement {
       return [];
     }
     return names.filter((n) => n.startsWith(lead)).map((n) => n.slice(lead.length)).filter((id) => TASK_ID_PATTERN.test(id));
+  }
+
+  async locate(id: string): Promise<LocatedTask | null> {
+    if (!this.mount || !this.baseDir) return null;
+    const dir = this.taskDir(id);
+    const leader = wrapperLeaderIn(dir);
+    return leader && { ...leader, location: { cgroupDir: dir, cgroup: `/${relative(this.mount, dir)}` } };
   }
 
   async stop(id: string): Promise<void> {

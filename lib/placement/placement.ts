@@ -31,6 +31,13 @@ export interface SpawnPlan {
   location: TaskLocation;
 }
 
+/** A task's wrapper found by its unit or cgroup: its identity and where it is. */
+export interface LocatedTask {
+  pid: number;
+  startTime: string;
+  location: TaskLocation;
+}
+
 /** OOM kills seen in a task's cgroup (`memory.events`). */
 export interface MemoryEvents {
   oomKill: number;
@@ -71,6 +78,12 @@ export interface Placement {
   memoryEvents(record: TaskRecord): Promise<MemoryEvents | null>;
   /** Task ids of this prefix whose unit or cgroup exists now. */
   list(): Promise<string[]>;
+  /**
+   * Finds a task's wrapper in its unit or cgroup by id alone, for a task
+   * whose supervisor died before it recorded the pid. Null where the
+   * placement cannot tell (a plain process group) or nothing runs there.
+   */
+  locate(id: string): Promise<LocatedTask | null>;
   /** End and remove the unit/cgroup of a task id (startup cleanup, stop-all). Only for ids this storage knows. */
   stop(id: string, signal?: AbortSignal): Promise<void>;
   /** Remove what is left of a finished task (an empty cgroup directory). May finish in the background; see `flush`. */

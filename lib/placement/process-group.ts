@@ -2,7 +2,7 @@ import { readCgroup } from "../proc/cgroup.ts";
 import type { LiveProcess } from "../proc/identity.ts";
 import { OutliveError } from "../errors.ts";
 import type { TaskLocation, TaskRecord } from "../store/record.ts";
-import type { MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
+import type { LocatedTask, MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
 
 /**
  * A plain process group in the supervisor's own cgroup. Works everywhere,
@@ -62,6 +62,10 @@ export class ProcessGroupPlacement implements Placement {
   }
   async list(): Promise<string[]> {
     return [];
+  }
+  /** A process group has no name to be found by: a task whose pid was never recorded cannot be found. */
+  async locate(): Promise<LocatedTask | null> {
+    return null;
   }
   async stop(): Promise<void> {}
   async flush(): Promise<void> {}

@@ -6,7 +6,8 @@ import type { LiveProcess } from "../proc/identity.ts";
 import type { TaskLocation, TaskRecord } from "../store/record.ts";
 import { TASK_ID_PATTERN } from "../store/task-id.ts";
 import { cgroupPopulated, findCgroup2Mount, killCgroup, readMemoryEvents, watchCgroupEmpty } from "./cgroup-fs.ts";
-import type { MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
+import type { LocatedTask, MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
+import { wrapperLeaderIn } from "./wrapper-leader.ts";
 import { firstLine, type ManagerKind, runBounded, SystemdManager } from "./systemd-manager.ts";
 
 export interface SystemdScopeOptions {
@@ -192,6 +193,17 @@ export class SystemdScopePlacement implements Placement {
       max: 0,
       detail: `systemd's Result=oom-kill for ${unit}; its memory.events, with the exact oom_kill count, was removed with the scope`,
     };
+  }
+
+  async locate(id: string): Promise<LocatedTask | null> {
+    const mount = findCgroup2Mount();
+    const { manager } = await this.requireResolved();
+    const unit = this.unitName(id);
+    const cg = await manager.unitProperty(unit, "ControlGroup").catch(() => null);
+    if (!mount || !cg) return null;
+    const cgroupDir = join(mount, cg);
+    const leader = wrapperLeaderIn(cgroupDir);
+    return leader && { ...leader, location: { unit, manager: manager.kind, cgroup: cg, cgroupDir } };
   }
 
   async list(): Promise<string[]> {

@@ -1,5 +1,5 @@
 import type { ExitMarker } from "../observe/exit-marker.ts";
-import { isTerminal, type TaskRecord, type TaskState } from "../store/record.ts";
+import { isTerminal, type TaskLocation, type TaskRecord, type TaskState } from "../store/record.ts";
 
 /** What the process table says about the recorded pid now. */
 export type PidEvidence =
@@ -31,11 +31,16 @@ export interface ReplayEvidence {
   /** When the supervisor replaying this came up, i.e. when it restarted. */
   restartedAt: string;
   lastOutputAt: string | null;
+  /**
+   * For a `starting` record (its supervisor died before recording the pid):
+   * the task's wrapper, found alive by the task's unit or cgroup; else null.
+   */
+  located?: { pid: number; startTime: string; location: TaskLocation } | null;
 }
 
 export type ReplayDecision =
   | { kind: "unchanged" }
-  | { kind: "adopt"; resumeKill: boolean }
+  | { kind: "adopt"; resumeKill: boolean; found?: { pid: number; startTime: string; location: TaskLocation } }
   | { kind: "finish"; state: TaskState; exitCode: number | null; reason: string; endRemnants: boolean };
 
 /**
@@ -77,6 +82,8 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
   }
 
   if (record.state === "starting") {
+    // The spawn got through after all: the wrapper runs in the task's own unit or cgroup.
+    if (ev.located) return { kind: "adopt", resumeKill: false, found: ev.located };
     return finish("lost", null, "spawn did not complete (the supervisor stopped while starting it)", true);
   }
   if (ev.pid === "same") return { kind: "adopt", resumeKill: record.state === "killing" };

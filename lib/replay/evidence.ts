@@ -33,7 +33,12 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   }
   const memory = await ctx.placement.memoryEvents(record);
   const outputTimes = output.filter((t): t is string => t !== null).sort();
+  // Only a record whose pid was never written needs the placement searched by id.
+  const located = record.state === "starting" && record.pid === null && marker.kind !== "code"
+    ? await ctx.placement.locate(record.id).catch(() => null)
+    : null;
   return {
+    located,
     now: new Date().toISOString(),
     bootIdNow: ctx.bootIdNow,
     marker,

@@ -51,6 +51,9 @@ if [ -n "$wd" ]; then kill $wd 2>/dev/null; fi
 echo "$rc" >&3
 exit "$rc"`;
 
+/** The wrapper's `$0`: how a task's wrapper is told from other processes in its cgroup. */
+export const WRAPPER_NAME = "outlive-task";
+
 export interface WrapperArgs {
   command: TaskCommand;
   /** `cgroup.procs` to enter, or null. */
@@ -80,7 +83,7 @@ export function wrapperArgv(a: WrapperArgs): string[] {
     "/bin/sh",
     "-c",
     WRAPPER_SCRIPT,
-    "outlive-task",
+    WRAPPER_NAME,
     a.enterCgroupProcs ?? "",
     String(Math.max(0, Math.ceil(a.deadlineSeconds))),
     (a.graceMs / 1000).toFixed(3),

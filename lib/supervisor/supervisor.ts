@@ -381,7 +381,8 @@ export class Supervisor {
         report.unchanged.push(record.id);
       } else if (decision.kind === "adopt") {
         report.adopted.push(record.id);
-        this.observe(record);
+        const adopted = decision.found ? await this.recordFound(record, decision.found) : record;
+        this.observe(adopted);
         if (decision.resumeKill) void this.kill(record.id, { reason: record.killReason ?? undefined, state: record.killState ?? undefined });
       } else {
         toFinish.push({ record, decision });
@@ -438,6 +439,26 @@ export class Supervisor {
       if (alive === false) this.deadIncarnations.set(id, answer);
     });
     return answer;
+  }
+
+  /**
+   * A task whose spawn was cut short before its pid was recorded, found
+   * running in its own unit or cgroup: it is recorded as running, so it is
+   * adopted rather than reported lost and stopped.
+   */
+  private async recordFound(record: TaskRecord, found: { pid: number; startTime: string; location: TaskRecord["location"] }): Promise<TaskRecord> {
+    const running: TaskRecord = {
+      ...record,
+      state: "running",
+      pid: found.pid,
+      pgid: found.pid,
+      startTime: found.startTime,
+      startedAt: record.startedAt ?? record.createdAt,
+      location: found.location,
+    };
+    this.records.set(running.id, running);
+    await this.store.write(running);
+    return running;
   }
 
   // ---- observation ---------------------------------------------------------

@@ -63,8 +63,12 @@ describe("decideReplay: the decision table", () => {
     expect(decideReplay(record(), evidence({ marker: code(143) }))).toMatchObject({ state: "exited", exitCode: 143, reason: "ended by SIGTERM (exit code 143)" });
   });
 
-  it("starting without a marker: spawn did not complete", () => {
+  it("starting without a marker: spawn did not complete — unless its wrapper was found in its own place", () => {
     expect(decideReplay(record({ state: "starting", pid: null }), evidence())).toMatchObject({ state: "lost", reason: expect.stringContaining("spawn did not complete") });
+    const found = { pid: 77, startTime: "99", location: { cgroup: "/outlive/outlive-task-t-1", cgroupDir: "/sys/fs/cgroup/outlive/outlive-task-t-1" } };
+    expect(decideReplay(record({ state: "starting", pid: null }), evidence({ located: found }))).toEqual({ kind: "adopt", resumeKill: false, found });
+    // An exit code still wins over a found wrapper.
+    expect(decideReplay(record({ state: "starting", pid: null }), evidence({ located: found, marker: code(0) }))).toMatchObject({ state: "exited" });
   });
 
   it("alive with matching identity: adopted; a kill under way resumes", () => {

@@ -1,0 +1,44 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { readProcStat } from "../proc/stat.ts";
+import { WRAPPER_NAME } from "../spawn/wrapper.ts";
+
+/**
+ * The task's wrapper among the processes of a task's cgroup: the leader of
+ * its own session running outlive's wrapper (`$0` is WRAPPER_NAME). Used to
+ * find a task whose spawn was cut short before its pid was recorded; null
+ * when the cgroup is gone or holds no such process.
+ *
+ * @example
+ * ```ts
+ * import { wrapperLeaderIn } from "./wrapper-leader.ts";
+ * console.log(wrapperLeaderIn("/nonexistent/cgroup")); // null
+ * ```
+ */
+export function wrapperLeaderIn(cgroupDir: string): { pid: number; startTime: string } | null {
+  let procs: string;
+  try {
+    procs = readFileSync(join(cgroupDir, "cgroup.procs"), "utf8");
+  } catch {
+    return null;
+  }
+  for (const line of procs.split("\n")) {
+    const pid = Number(line);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    let stat;
+    try {
+      stat = readProcStat(pid);
+    } catch {
+      continue;
+    }
+    if (!stat || stat.state === "Z" || stat.sid !== pid || stat.pgid !== pid) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue;
+    }
+    if (argv[0] === "/bin/sh" && argv[1] === "-c" && argv[3] === WRAPPER_NAME) return { pid, startTime: stat.startTime };
+  }
+  return null;
+}

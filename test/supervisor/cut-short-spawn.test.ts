@@ -1,0 +1,69 @@
+import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { CgroupV2Placement, readProcStat, Supervisor, type TaskRecord, writeFileAtomic } from "../../lib/mod.ts";
+
+const PREFIX = `cut${process.pid}`;
+const cgroupProbe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
+if (!cgroupProbe.ok) console.log(`cut-short spawn: cgroup-v2 variant skipped: ${cgroupProbe.reason}`);
+afterAll(() => {
+  const base = cgroupProbe.details.baseDir as string | undefined;
+  if (cgroupProbe.ok && base && existsSync(base)) rmdirSync(base);
+});
+
+const alive = (pid: number) => {
+  const s = readProcStat(pid);
+  return s !== null && s.state !== "Z";
+};
+
+/** The record as a supervisor killed between spawning the task and recording its pid left it. */
+async function cutShort(sup: Supervisor, record: TaskRecord): Promise<void> {
+  const starting: TaskRecord = { ...record, state: "starting", pid: null, pgid: null, startTime: null, startedAt: null, location: {} };
+  await writeFileAtomic(join(sup.store.root, "tasks", record.id, "record.json"), `${JSON.stringify(starting)}\n`);
+}
+
+describe("a spawn cut short before the pid was recorded", () => {
+  it.skipIf(!cgroupProbe.ok)("is found in its own cgroup by id and adopted, not reported lost and stopped (cgroup-v2)", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-cut-"));
+    const options = { storage, placement: "cgroup-v2" as const, mode: "daemon" as const, prefix: PREFIX, log: () => {} };
+    const first = await Supervisor.open(options);
+    const task = await first.run({ id: "cut-short", argv: ["sleep", "30"] });
+    await first.close();
+    await cutShort(first, task);
+    const second = await Supervisor.open(options);
+    try {
+      expect(second.replayReport.adopted).toContain("cut-short");
+      const adopted = second.get("cut-short");
+      expect(adopted).toMatchObject({ state: "running", pid: task.pid, startTime: task.startTime });
+      expect(adopted.location.cgroupDir).toBe(task.location.cgroupDir);
+      const onDisk = JSON.parse(readFileSync(join(storage, "tasks", "cut-short", "record.json"), "utf8"));
+      expect(onDisk.pid).toBe(task.pid);
+      const { record } = await second.kill("cut-short");
+      expect(record.state).toBe("killed");
+      expect(alive(task.pid!)).toBe(false);
+    } finally {
+      await second.close();
+      rmSync(storage, { recursive: true, force: true });
+    }
+  });
+
+  it("in a plain process group it cannot be found, and says the spawn did not complete", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-cut-"));
+    const options = { storage, placement: "process-group" as const, log: () => {} };
+    const first = await Supervisor.open(options);
+    const task = await first.run({ id: "cut-short", argv: ["sleep", "30"] });
+    await first.close();
+    await cutShort(first, task);
+    const second = await Supervisor.open(options);
+    try {
+      const finished = second.replayReport.finished.find((f) => f.id === "cut-short");
+      expect(finished).toMatchObject({ state: "lost" });
+      expect(finished?.reason).toContain("spawn did not complete");
+    } finally {
+      await second.close();
+      process.kill(-task.pgid!, "SIGKILL");
+      rmSync(storage, { recursive: true, force: true });
+    }
+  });
+});
