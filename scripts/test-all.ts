@@ -4,9 +4,9 @@
  * harness scenarios, then one closing line `N passed, N failed, N skipped`.
  * Exits non-zero when anything failed.
  */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { $ } from "zx";
 import { projectRoot } from "../harness/module-client.ts";
@@ -43,6 +43,7 @@ if (!values["no-node"]) {
   let t: Tally = { suite: "node (vitest)", passed: 0, failed: 0, skipped: 0, broken: true };
   if (existsSync(report)) {
     const j = JSON.parse(readFileSync(report, "utf8"));
+    rmSync(dirname(report), { recursive: true, force: true });
     t = {
       suite: "node (vitest)",
       passed: j.numPassedTests,
@@ -73,6 +74,7 @@ if (!values["no-scenarios"] && existsSync(join(root, "dist/harness/scenarios.js"
   let t: Tally = { suite: "scenarios (harness)", passed: 0, failed: 0, skipped: 0, broken: true };
   if (existsSync(report)) {
     const j = JSON.parse(readFileSync(report, "utf8"));
+    rmSync(dirname(report), { recursive: true, force: true });
     t = { suite: "scenarios (harness)", passed: j.passed, failed: j.failed, skipped: j.skipped, broken: run.exitCode !== 0 && j.failed === 0 };
   }
   tallies.push(t);

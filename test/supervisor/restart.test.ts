@@ -18,6 +18,8 @@ afterAll(() => cleanups.forEach((f) => f()));
 describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and replayed (%s)", (placement) => {
   it("adopts the running, reports the finished, kills with EXIT traps, never touches a reused pid", async () => {
     const storage = mkdtempSync(join(tmpdir(), "outlive-restart-"));
+    // Removed in afterAll even when an assertion fails.
+    cleanups.push(() => rmSync(storage, { recursive: true, force: true }));
     const trapFile = join(storage, "trap-ran");
     const launch = { storage, placement, prefix: "outlive-test-restart", livenessMs: 100 };
     const first = await ModuleProcess.start(launch);
