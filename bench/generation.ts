@@ -5,6 +5,7 @@ import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { GenerationTable, type OutputEvent, type ProcessSink, type ProcessSource } from "../lib/generation/mod.ts";
 import { ListenerSet } from "../lib/generation/listeners.ts";
+import { median } from "./quantile.ts";
 
 const EVENTS = 1_000_000;
 const ROUNDS = 25;
@@ -64,10 +65,6 @@ function nodeEmitter(): () => void {
   };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 const runs = { guarded: guarded(), unguarded: unguarded(), "node:events": nodeEmitter() };
 const times: Record<keyof typeof runs, number[]> = { guarded: [], unguarded: [], "node:events": [] };

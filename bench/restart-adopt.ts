@@ -18,6 +18,7 @@ import { bootContainer, describeFailure, type Suite } from "../harness/container
 import { defineScenario } from "../harness/scenario/define.ts";
 import { runScenarioIn } from "../harness/scenario/host-run.ts";
 import { SYSTEMD_SUITES } from "../harness/scenario/run-suites.ts";
+import { median } from "./quantile.ts";
 
 /** Task counts measured; 0 is the baseline. */
 const COUNTS = [0, 10, 200];
@@ -33,10 +34,6 @@ interface Row {
   spawnAllMs: number;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 
 const bench = defineScenario({
   name: "bench-restart-adopt",

@@ -8,15 +8,12 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { makePlacements, PLACEMENT_NAMES, Supervisor } from "../lib/mod.ts";
+import { median } from "./quantile.ts";
 
 const { values } = parseArgs({ args: process.argv.slice(2), options: { rounds: { type: "string", default: "60" } } });
 const ROUNDS = Number(values.rounds);
 const TARGET = 1.5;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 
 async function bare(): Promise<number> {
   const t0 = performance.now();

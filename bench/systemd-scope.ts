@@ -18,6 +18,7 @@ import { parseArgs } from "node:util";
 import { newTaskId, Supervisor, SystemdScopePlacement } from "../lib/mod.ts";
 import { wrapperArgv } from "../lib/spawn/wrapper.ts";
 import { parseSuites, runBenchInContainer } from "./in-container.ts";
+import { median, quantile } from "./quantile.ts";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -44,14 +45,7 @@ if (!probe.ok) {
   process.exit(0);
 }
 
-function median(xs: number[]): number {
-  return quantile(xs, 0.5);
-}
 
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor((s.length - 1) * q)];
-}
 
 /** p10–p90: systemd-run's own time varies a lot on a small, shared machine, so the spread is printed with the medians. */
 function spread(xs: number[]): string {
