@@ -185,19 +185,22 @@ export class CgroupV2Placement implements Placement {
 
   /**
    * Removes a task's cgroup once empty, and the base with it when no other
-   * task is left in it. A cgroup still busy with unreaped processes is
-   * retried in the background (see `flush`), so no caller waits on PID 1.
+   * task is left in it. The work is registered at once (see `flush`), and
+   * the caller waits only for the first attempt: a cgroup still busy with
+   * unreaped processes is retried in the background, so no caller waits on PID 1.
    */
-  private async remove(dir: string): Promise<void> {
-    if (await removeCgroup(dir)) {
-      if (this.baseDir) await removeCgroup(this.baseDir);
-      return;
-    }
-    const later = removeCgroup(dir, REMOVE_RETRY_MS).then(async (gone) => {
-      if (gone && this.baseDir) await removeCgroup(this.baseDir);
-    });
-    this.removals.add(later);
-    void later.finally(() => this.removals.delete(later));
+  private remove(dir: string): Promise<void> {
+    let attempted!: () => void;
+    const firstAttempt = new Promise<void>((resolve) => (attempted = resolve));
+    const work = (async () => {
+      let gone = await removeCgroup(dir).catch(() => false);
+      attempted();
+      if (!gone) gone = await removeCgroup(dir, REMOVE_RETRY_MS).catch(() => false);
+      if (gone && this.baseDir) await removeCgroup(this.baseDir).catch(() => false);
+    })();
+    this.removals.add(work);
+    void work.finally(() => this.removals.delete(work));
+    return firstAttempt;
   }
 
   /** memory.max needs the memory controller enabled from the mount down to the task's parent; never ignored silently. */

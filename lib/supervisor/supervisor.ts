@@ -613,10 +613,12 @@ export class Supervisor {
       }
       await placement.killAll(record).catch(() => {});
     }
-    // Released before the end is announced: a close that follows the announcement at once then finds
-    // the removal of the task's cgroup under way (and waits for it), rather than missing it.
-    await placement.release(record).catch(() => {});
-    return this.settle(record, decision);
+    // The release starts (and registers its clean-up with the placement) before the end is announced, so a
+    // close that follows the announcement at once waits for it; the announcement does not wait for it.
+    const releasing = placement.release(record).catch(() => {});
+    const done = await this.settle(record, decision);
+    await releasing;
+    return done;
   }
 
   /** The one place a record becomes terminal: exactly once, with its output summary, then delivered. */
