@@ -1,7 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
-import { cgroupWritable } from "../../lib/placement/cgroup-fs.ts";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { waitUntil } from "../../lib/kill/process-group.ts";
+import { cgroupWritable, killCgroup, removeCgroup } from "../../lib/placement/cgroup-fs.ts";
 import { findCgroup2Mount } from "../../lib/mod.ts";
 
 /**
@@ -34,27 +33,13 @@ export class ModuleCgroup {
     return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', join(this.dir, "cgroup.procs")];
   }
 
-  populated(): boolean {
-    try {
-      return /^populated 1$/m.test(readFileSync(join(this.dir, "cgroup.events"), "utf8"));
-    } catch {
-      return false;
-    }
-  }
-
   /** What the daemon in the field report does on a restart: everything in the cgroup dies by SIGKILL at once. */
-  async kill(timeoutMs = 5000): Promise<boolean> {
-    if (!existsSync(this.dir)) return true;
-    writeFileSync(join(this.dir, "cgroup.kill"), "1");
-    return waitUntil(() => !this.populated(), timeoutMs, 10);
+  kill(timeoutMs = 5000): Promise<boolean> {
+    return killCgroup(this.dir, timeoutMs);
   }
 
   async remove(): Promise<void> {
     await this.kill();
-    try {
-      rmdirSync(this.dir);
-    } catch {
-      // already gone
-    }
+    await removeCgroup(this.dir);
   }
 }

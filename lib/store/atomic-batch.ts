@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { dirname } from "node:path";
+import { tempPathFor } from "./atomic-write.ts";
 
 /** Makes everything written to the file system holding `path` durable (syncfs(2), via coreutils' `sync -f`). */
 export function syncFileSystem(path: string, timeoutMs = 60_000): Promise<void> {
@@ -41,7 +41,7 @@ export async function writeFilesAtomic(
   const temps: string[] = [];
   try {
     for (const f of files) {
-      const temp = join(dirname(f.path), `.${basename(f.path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+      const temp = tempPathFor(f.path);
       writeFileSync(temp, f.data, { flag: "wx", mode });
       temps.push(temp);
     }

@@ -21,7 +21,7 @@ import { basename, dirname, join } from "node:path";
  */
 export async function writeFileAtomic(path: string, data: string, mode = 0o600): Promise<void> {
   const dir = dirname(path);
-  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const temp = tempPathFor(path);
   const handle = await open(temp, "wx", mode);
   try {
     await handle.writeFile(data);
@@ -39,6 +39,11 @@ export async function writeFileAtomic(path: string, data: string, mode = 0o600):
     throw error;
   }
   await syncDirectory(dir);
+}
+
+/** A hidden temp file beside `path`, unique to this process and call: renamed over `path` once written. */
+export function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
 }
 
 export async function syncDirectory(dir: string): Promise<void> {
