@@ -14,7 +14,6 @@ export type PidEvidence =
 
 /** Everything replay looked at for one task; gathered by I/O elsewhere, judged here. */
 export interface ReplayEvidence {
-  now: string;
   bootIdNow: string;
   marker: ExitMarker;
   /** When the wrapper's watchdog ended the task at its deadline, if it did. */

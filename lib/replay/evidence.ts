@@ -39,7 +39,6 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
     : null;
   return {
     located,
-    now: new Date().toISOString(),
     bootIdNow: ctx.bootIdNow,
     marker,
     timedOutAt,

@@ -36,7 +36,6 @@ const record = (over: Partial<TaskRecord> = {}): TaskRecord => ({
   ...over,
 });
 const evidence = (over: Partial<ReplayEvidence> = {}): ReplayEvidence => ({
-  now: "2026-11-30T10:05:00.000Z",
   bootIdNow: "boot-a",
   marker: { kind: "empty" },
   timedOutAt: null,
