@@ -11,8 +11,10 @@ import { parseArgs } from "node:util";
 import { $ } from "zx";
 import { projectRoot } from "../harness/module-client.ts";
 
-const { values } = parseArgs({
+const { values, positionals: vitestFilters } = parseArgs({
   args: process.argv.slice(2),
+  // Positional arguments are vitest's file filters (`npm test -- test/supervisor`).
+  allowPositionals: true,
   options: {
     "no-deno": { type: "boolean" },
     "no-scenarios": { type: "boolean" },
@@ -34,12 +36,30 @@ interface Tally {
   skipped: number;
   /** The runner failed in a way its counts do not show (crash, compile error). */
   broken: boolean;
+  /** Names of the failing tests with the first lines of their errors, repeated at the end. */
+  failures?: string[];
 }
 const tallies: Tally[] = [];
 
+interface VitestJson {
+  testResults: { name: string; assertionResults: { status: string; fullName: string; failureMessages?: string[] }[] }[];
+}
+/** `file › test name` and the first three lines of the error, for each failed test. */
+function vitestFailures(j: VitestJson): string[] {
+  const out: string[] = [];
+  for (const file of j.testResults ?? []) {
+    for (const a of file.assertionResults ?? []) {
+      if (a.status !== "failed") continue;
+      const why = (a.failureMessages ?? []).join("\n").split("\n").slice(0, 3).map((l) => `    ${l}`).join("\n");
+      out.push(`${file.name.replace(`${root}/`, "")} › ${a.fullName}\n${why}`);
+    }
+  }
+  return out;
+}
+
 if (!values["no-node"]) {
   const report = join(mkdtempSync(join(tmpdir(), "outlive-vitest-")), "report.json");
-  const run = await $`npx vitest run --reporter=default --reporter=json --outputFile=${report}`;
+  const run = await $`npx vitest run --reporter=default --reporter=json --outputFile=${report} ${vitestFilters}`;
   let t: Tally = { suite: "node (vitest)", passed: 0, failed: 0, skipped: 0, broken: true };
   if (existsSync(report)) {
     const j = JSON.parse(readFileSync(report, "utf8"));
@@ -50,6 +70,7 @@ if (!values["no-node"]) {
       failed: j.numFailedTests,
       skipped: j.numPendingTests + j.numTodoTests,
       broken: run.exitCode !== 0 && j.numFailedTests === 0,
+      failures: vitestFailures(j),
     };
   }
   tallies.push(t);
@@ -65,6 +86,8 @@ if (!values["no-deno"]) {
     failed: m ? Number(m[3]) : 0,
     skipped: m?.[4] ? Number(m[4]) : 0,
     broken: !m || (run.exitCode !== 0 && Number(m[3]) === 0),
+    // deno closes with a FAILURES block: one `name => file:line` per failed test.
+    failures: [...new Set([...plain.matchAll(/^(.+ => .+:\d+:\d+)$/gm)].map((f) => f[1]))],
   });
 }
 
@@ -81,6 +104,10 @@ if (!values["no-scenarios"] && existsSync(join(root, "dist/harness/scenarios.js"
 }
 
 console.log("");
+// CI logs are often cut to their tail: say again here which tests failed and why.
+for (const t of tallies) {
+  for (const f of t.failures ?? []) console.log(`FAILED ${t.suite}: ${f}`);
+}
 for (const t of tallies) {
   console.log(`${t.suite.padEnd(22)} ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped${t.broken ? "  (the runner itself failed: see above)" : ""}`);
 }
