@@ -110,7 +110,7 @@ describe.each(PLACEMENT_NAMES.map((n) => [n, placements[n]] as [PlacementName, P
       const t = await sup.run({ argv: ["bash", "-c", `trap 'echo ran > ${trapFile}' EXIT; sleep 60`] });
       // A TERM that lands before bash set its trap, or while its child is between fork and exec
       // (still holding bash's handler), is swallowed by bash: wait until `sleep 60` really runs.
-      await waitFor(() => groupRuns(t.pgid!, "sleep\x0060\x00"), 5000);
+      await waitFor(() => groupRuns(t.pgid!, "sleep\x0060\x00"), 20_000);
       const { how, record } = await sup.kill(t.id);
       expect(how).toBe("term");
       expect(record.state).toBe("killed");
@@ -126,7 +126,7 @@ describe.each(PLACEMENT_NAMES.map((n) => [n, placements[n]] as [PlacementName, P
     const pidFile = join(sup.store.root, "escaped-pids");
     try {
       const t = await sup.run({ shell: escapingScript(pidFile) });
-      const deadline = Date.now() + 5000;
+      const deadline = Date.now() + 20_000;
       while ((existsSync(pidFile) ? readFileSync(pidFile, "utf8").trim().split("\n").length : 0) < 10 && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 20));
       }

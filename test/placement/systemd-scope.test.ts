@@ -113,10 +113,10 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
     const id = "t-00000000000000b1";
     const unit = placement.unitName(id);
     const child = await startBareScope(id, 2, ["sleep", "60"]);
-    expect(await until(() => unitState(unit).active === "active", 5000)).toBe(true);
+    expect(await until(() => unitState(unit).active === "active", 20_000)).toBe(true);
     // RuntimeMaxSec=2, then TERM; --collect removes the unit once it is over. `sleep 60` alone would run a minute.
     expect(await until(() => !alive(child.pid!), 20_000)).toBe(true);
-    expect(await until(() => unitState(unit).load === "not-found", 5000)).toBe(true);
+    expect(await until(() => unitState(unit).load === "not-found", 20_000)).toBe(true);
   });
 
   it("startup cleanup stops a unit whose record here is terminal, and never touches one with no record here", async () => {
@@ -124,7 +124,7 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
     storages.push(storage);
     const foreignId = "t-00000000000000f0";
     const foreign = await startBareScope(foreignId, 120, ["sleep", "60"]);
-    expect(await until(() => unitState(placement.unitName(foreignId)).active === "active", 5000)).toBe(true);
+    expect(await until(() => unitState(placement.unitName(foreignId)).active === "active", 20_000)).toBe(true);
 
     const first = await Supervisor.open({ storage, placement: "systemd-scope", mode: "daemon", prefix: PREFIX, log: () => {} });
     // The task exits 0 but leaves a daemon in its scope: the record is terminal, the unit lives on.
@@ -140,7 +140,7 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
     try {
       expect(second.replayReport.cleanedUp).toContain(t.id);
       expect(second.replayReport.foreign).toContain(foreignId);
-      expect(await until(() => !alive(daemonPid), 5000)).toBe(true);
+      expect(await until(() => !alive(daemonPid), 20_000)).toBe(true);
       expect(unitState(placement.unitName(t.id)).load).toBe("not-found");
       expect(alive(foreign.pid!)).toBe(true);
       expect(unitState(placement.unitName(foreignId)).active).toBe("active");
