@@ -14,6 +14,7 @@ export type OutliveErrorCode =
 
 /**
  * Every error outlive throws on purpose: a `code` to switch on, a message a person can act on.
+ * The generation table's errors are its subclass `GenerationError`, with codes of their own.
  *
  * @example
  * ```ts
@@ -27,9 +28,9 @@ export type OutliveErrorCode =
  * }
  * ```
  */
-export class OutliveError extends Error {
-  readonly code: OutliveErrorCode;
-  constructor(code: OutliveErrorCode, message: string, options?: { cause?: unknown }) {
+export class OutliveError<Code extends string = OutliveErrorCode> extends Error {
+  readonly code: Code;
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "OutliveError";
     this.code = code;

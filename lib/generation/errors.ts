@@ -1,3 +1,5 @@
+import { OutliveError } from "../errors.ts";
+
 /**
  * What went wrong, as a value a caller can switch on.
  *
@@ -25,22 +27,20 @@ export type GenerationErrorCode =
   | "NO_CURRENT";
 
 /**
- * An error with a `code`. The message names the key, generation or option
+ * An `OutliveError` with a generation `code`. The message names the key, generation or option
  * involved, so a person can act on it without the stack.
  *
  * @example
  * ```ts
+ * import { OutliveError } from "../errors.ts";
  * import { GenerationError } from "./errors.ts";
  * const e = new GenerationError("NO_CURRENT", "no live generation owns key \"tab-1\"");
- * console.log(e.code, e instanceof Error); // "NO_CURRENT" true
+ * console.log(e.code, e instanceof OutliveError); // "NO_CURRENT" true
  * ```
  */
-export class GenerationError extends Error {
-  readonly code: GenerationErrorCode;
-
+export class GenerationError extends OutliveError<GenerationErrorCode> {
   constructor(code: GenerationErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, options);
     this.name = "GenerationError";
-    this.code = code;
   }
 }

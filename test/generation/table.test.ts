@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { OutliveError } from "../../lib/errors.ts";
 import { GenerationError, GenerationTable, type GenerationEvents } from "../../lib/generation/mod.ts";
 import { FakeSource, type FakeSpec } from "./fake-process.ts";
 
@@ -146,6 +147,8 @@ describe("GenerationTable ordering (fake handles)", () => {
     if (!r.ok) expect(r.error.code).toBe("NO_CURRENT");
     expect(() => table.spawn("", { key: "" })).toThrow(expect.objectContaining({ code: "INVALID_KEY" }));
     expect(() => new GenerationTable(new FakeSource(), { supersedeSignal: -1 })).toThrow(GenerationError);
+    // One base class for every error outlive throws on purpose.
+    expect(() => new GenerationTable(new FakeSource(), { supersedeSignal: -1 })).toThrow(OutliveError);
   });
 
   it("continues the counter after lastGeneration, so a restart never reuses a number", () => {
