@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { tempPathFor } from "./atomic-write.ts";
+import { syncPath, tempPathFor } from "./atomic-write.ts";
 
 /** Makes everything written to the file system holding `path` durable (syncfs(2), via coreutils' `sync -f`). */
 export function syncFileSystem(path: string, timeoutMs = 60_000): Promise<void> {
@@ -50,7 +50,14 @@ export async function writeFilesAtomic(
     throw error;
   }
   const flushed = await flush(files[0].path).then(() => true, () => false);
-  if (!flushed) for (const temp of temps) fsyncPath(temp);
+  if (!flushed) {
+    try {
+      for (const temp of temps) await syncPath(temp);
+    } catch (error) {
+      removeAll(temps);
+      throw error;
+    }
+  }
   let firstError: unknown = null;
   files.forEach((f, i) => {
     try {
@@ -61,17 +68,8 @@ export async function writeFilesAtomic(
     }
   });
   const renamesDurable = flushed && (await flush(files[0].path).then(() => true, () => false));
-  if (!renamesDurable) for (const dir of new Set(files.map((f) => dirname(f.path)))) fsyncPath(dir);
+  if (!renamesDurable) for (const dir of new Set(files.map((f) => dirname(f.path)))) await syncPath(dir);
   if (firstError) throw firstError;
-}
-
-function fsyncPath(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function removeAll(paths: string[]): void {

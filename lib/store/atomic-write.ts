@@ -38,7 +38,7 @@ export async function writeFileAtomic(path: string, data: string, mode = 0o600):
     await unlink(temp).catch(() => {});
     throw error;
   }
-  await syncDirectory(dir);
+  await syncPath(dir);
 }
 
 /** A hidden temp file beside `path`, unique to this process and call: renamed over `path` once written. */
@@ -46,8 +46,9 @@ export function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
 }
 
-export async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
+/** fsync(2) of a file or a directory (a directory's fsync makes the renames in it durable). */
+export async function syncPath(path: string): Promise<void> {
+  const handle = await open(path, "r");
   try {
     await handle.sync();
   } finally {
