@@ -16,7 +16,13 @@ import type { TaskCommand } from "../store/record.ts";
  *   is forked, and ends it with KILL: a TERM can reach the child between
  *   fork and exec, while it still has dash's catching handler, and be
  *   swallowed there; KILL cannot. So no `sleep DEADLINE` outlives a task
- *   that ended at once.
+ *   that ended at once. Each process reaps what it ended (the watchdog its
+ *   sleep, the wrapper its watchdog) before it exits: an orphan would linger
+ *   as a zombie in the task's group until PID 1 reaps it, and the group
+ *   would look alive to kill(-pgid, 0). The wrapper waits for the watchdog
+ *   only while TIMED_OUT_FILE is absent: the watchdog creates it before it
+ *   stops heeding TERM, so a wrapper never waits on a watchdog that is
+ *   ending the group (and would KILL the wrapper before its marker).
  * - `sh -c -- "$1"`: a shell string that begins with `-` is the command, not options to sh.
  * - A TERM to the wrapper only waits for the command, so a kill still leaves
  *   an exit marker when the command itself exits on TERM.
@@ -29,11 +35,11 @@ fi
 wd=
 if [ "$deadline" -gt 0 ]; then
   (
-    trap 'kill -KILL $! 2>/dev/null; exit 0' TERM
+    trap 'kill -KILL $! 2>/dev/null; wait $!; exit 0' TERM
     sleep "$deadline" </dev/null >/dev/null 2>&1 &
     wait $!
-    trap '' TERM
     : > "$timedout"
+    trap '' TERM
     kill -TERM -$$ 2>/dev/null
     sleep "$grace"
     kill -KILL -$$ 2>/dev/null
@@ -47,7 +53,7 @@ else
   "$@" 3>&-
 fi
 rc=$?
-if [ -n "$wd" ]; then kill $wd 2>/dev/null; fi
+if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd; fi
 echo "$rc" >&3
 exit "$rc"`;
 

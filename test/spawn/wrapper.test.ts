@@ -28,7 +28,30 @@ function survivors(pgids: Set<number>): number[] {
   return found;
 }
 
+/** True while any process, a zombie too, is in group `pgid` (what kill(-pgid, 0) answers). */
+function groupHasAnyMember(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
 describe("the wrapper", () => {
+  it("leaves not even a zombie in its group once it is reaped: it reaps its watchdog, the watchdog its sleep (50 runs)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "outlive-wrapper-"));
+    const lingering: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const argv = wrapperArgv({ command: { argv: ["true"] }, enterCgroupProcs: null, deadlineSeconds: 86_000, graceMs: 100, timedOutFile: join(dir, `timed-out-${i}`) });
+      const { pid } = await run(argv);
+      // Asked at once, as the supervisor does when the exit event comes: an orphan left to PID 1 would still be here.
+      if (groupHasAnyMember(pid)) lingering.push(pid);
+    }
+    rmSync(dir, { recursive: true, force: true });
+    expect(lingering).toEqual([]);
+  });
+
   it("leaves no watchdog behind when the command ends at once (200 runs)", async () => {
     const pgids = new Set<number>();
     for (let i = 0; i < 200; i++) {
