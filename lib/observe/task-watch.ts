@@ -1,6 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { watch } from "node:fs";
 import type { Placement } from "../placement/placement.ts";
+import { readProcStat } from "../proc/stat.ts";
 import type { TaskRecord } from "../store/record.ts";
 
 export interface TaskWatchOptions {
@@ -11,6 +12,11 @@ export interface TaskWatchOptions {
   /** The task's own process, when this supervisor spawned it. */
   child?: ChildProcess;
   livenessIntervalMs: number;
+  /**
+   * How long a check may be put off while the task's own process is a zombie
+   * this process has not reaped yet (default 1000 ms). See `wake`.
+   */
+  reapWaitMs?: number;
   /** Something may have changed: look at the evidence and decide. Never runs twice at once. */
   check: () => Promise<void>;
   /** The task's deadline has come. */
@@ -30,6 +36,7 @@ export class TaskWatch {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private checking: Promise<void> | undefined;
   private recheck = false;
+  private reapWaitSince: number | null = null;
 
   constructor(private readonly o: TaskWatchOptions) {
     const wake = () => this.wake();
@@ -48,9 +55,15 @@ export class TaskWatch {
     wake();
   }
 
-  /** One check at a time; a wake during a check runs one more after it. */
+  /**
+   * One check at a time; a wake during a check runs one more after it. The
+   * marker often appears while the wrapper is a zombie not yet reaped: its
+   * group then still "exists", and proving it empty means reading all of
+   * /proc. The exit event follows within moments and wakes the check again,
+   * when a look at the group is one kill(2); so until then (bounded) it waits.
+   */
   wake(): void {
-    if (this.abort.signal.aborted) return;
+    if (this.abort.signal.aborted || this.awaitingReap()) return;
     if (this.checking) {
       this.recheck = true;
       return;
@@ -63,6 +76,14 @@ export class TaskWatch {
     })().finally(() => {
       this.checking = undefined;
     });
+  }
+
+  private awaitingReap(): boolean {
+    const child = this.o.child;
+    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return false;
+    if (readProcStat(child.pid)?.state !== "Z") return false;
+    this.reapWaitSince ??= Date.now();
+    return Date.now() - this.reapWaitSince < (this.o.reapWaitMs ?? 1000);
   }
 
   /** Resolves once no check is running. */
