@@ -18,6 +18,8 @@ async function run(args: string[]) {
 describe("outlive census", () => {
   it("prints the tree under a pid with why each process is included", async () => {
     const h = await startHarness([{ argv: ["sleep", "320"] }, { argv: ["sleep", "321"], setsid: true }]);
+    // Just after its exec a sleep may still be running (R) its start-up; the table prints the state it reads.
+    await waitFor(() => h.children.every((pid) => readProcStat(pid)?.state === "S"));
     const r = await run([String(h.pid)]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(new RegExp(`${h.children[0]}\\s+${h.pid}\\s+S\\s+child-chain\\s+sleep 320`));
