@@ -9,21 +9,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { makePlacements, PLACEMENT_NAMES, Supervisor } from "../lib/mod.ts";
+import { Supervisor } from "../lib/mod.ts";
+import { workingPlacements } from "./placements.ts";
 import { quantile } from "./quantile.ts";
 
 const { values } = parseArgs({ args: process.argv.slice(2), options: { tasks: { type: "string", default: "30" } } });
 const N = Number(values.tasks);
 const TARGET_MS = 50;
 const prefix = `benchadopt${process.pid}`;
-const placements = makePlacements(prefix, undefined);
 
-for (const name of PLACEMENT_NAMES) {
-  const probe = await placements[name].probe();
-  if (!probe.ok) {
-    console.log(`${name.padEnd(14)} skipped: ${probe.reason}`);
-    continue;
-  }
+for (const name of await workingPlacements(prefix)) {
   const storage = mkdtempSync(join(tmpdir(), "outlive-bench-adopt-"));
   const options = { storage, placement: name, mode: "daemon" as const, prefix, log: () => {} };
   const first = await Supervisor.open(options);

@@ -15,7 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { makePlacements, PLACEMENT_NAMES, type PlacementName, readProcStat, Supervisor } from "../lib/mod.ts";
+import { readProcStat, Supervisor } from "../lib/mod.ts";
+import { workingPlacements } from "./placements.ts";
 import { parseSuites, runBenchInContainer } from "./in-container.ts";
 
 const { values } = parseArgs({
@@ -112,14 +113,8 @@ async function round(sup: Supervisor, storage: string, n: number): Promise<Round
 }
 
 const prefix = `benchke${process.pid}`;
-const placements = makePlacements(prefix, undefined);
 console.log(`kill of a task with ${PROCESSES} processes (10 escaped: 5 setsid, 5 double fork; 29 ignore TERM), grace ${GRACE_MS} ms, ${ROUNDS} rounds`);
-for (const name of PLACEMENT_NAMES as readonly PlacementName[]) {
-  const probe = await placements[name].probe();
-  if (!probe.ok) {
-    console.log(`  ${name.padEnd(14)} skipped: ${probe.reason}`);
-    continue;
-  }
+for (const name of await workingPlacements(prefix, "  ")) {
   const storage = mkdtempSync(join(tmpdir(), "outlive-bench-kill-"));
   const sup = await Supervisor.open({ storage, placement: name, mode: "daemon", prefix, log: () => {} });
   const rounds: Round[] = [];

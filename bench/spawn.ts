@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { makePlacements, PLACEMENT_NAMES, Supervisor } from "../lib/mod.ts";
+import { Supervisor } from "../lib/mod.ts";
+import { workingPlacements } from "./placements.ts";
 import { median } from "./quantile.ts";
 
 const { values } = parseArgs({ args: process.argv.slice(2), options: { rounds: { type: "string", default: "60" } } });
@@ -29,14 +30,8 @@ async function through(sup: Supervisor): Promise<number> {
 }
 
 const prefix = `bench${process.pid}`;
-const placements = makePlacements(prefix, undefined);
 console.log(`spawn-to-exit of \`true\`, median of ${ROUNDS} (interleaved with the baseline)`);
-for (const name of PLACEMENT_NAMES) {
-  const probe = await placements[name].probe();
-  if (!probe.ok) {
-    console.log(`  ${name.padEnd(14)} skipped: ${probe.reason}`);
-    continue;
-  }
+for (const name of await workingPlacements(prefix, "  ")) {
   const storage = mkdtempSync(join(tmpdir(), "outlive-bench-spawn-"));
   const sup = await Supervisor.open({ storage, placement: name, mode: "daemon", prefix, log: () => {} });
   const base: number[] = [];
