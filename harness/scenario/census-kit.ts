@@ -103,6 +103,16 @@ export async function startFakeHarness(
   return { pid, startTime: readProcStat(pid)!.startTime, children: kids };
 }
 
+/** The pid a shell wrote with `echo $! > path`, once the whole line is there; null before. */
+export function writtenPid(path: string): number | null {
+  try {
+    const text = readFileSync(path, "utf8");
+    return text.endsWith("\n") ? Number(text) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A process that exists and has not exited (a zombie has). */
 export function alive(pid: number): boolean {
   const stat = readProcStat(pid);

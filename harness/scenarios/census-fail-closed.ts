@@ -9,10 +9,9 @@
  * caller's other children neither keep the harness up nor count as its.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot, underLeader } from "../../lib/mod.ts";
-import { alive, brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles } from "../scenario/census-kit.ts";
+import { alive, brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, writtenPid } from "../scenario/census-kit.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
@@ -52,14 +51,7 @@ const scenario = defineScenario({
       const reaper = spawn("/bin/sh", ["-c", `setsid sh -c 'sleep 303 & sleep 0.3; exit 0' & echo $! > ${pidFile}; exec sleep 300`], { stdio: "ignore", detached: true });
       reaper.on("error", () => {});
       started.add(reaper.pid!);
-      const leader = await ctx.waitFor("the leader's pid", () => {
-        try {
-          const text = readFileSync(pidFile, "utf8");
-          return text.endsWith("\n") && Number(text);
-        } catch {
-          return false;
-        }
-      }, 10_000);
+      const leader = await ctx.waitFor("the leader's pid", () => writtenPid(pidFile) ?? false, 10_000);
       started.add(leader);
       const leaderStart = readProcStat(leader)?.startTime ?? null;
       await ctx.waitFor("the leader to become a zombie", () => readProcStat(leader)?.state === "Z", 10_000);

@@ -6,10 +6,9 @@
  * group member. The census names each, with why; once each has ended the
  * harness may retire. Library (`mayRetireIdle`) and `outlive census --json`.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mayRetireIdle, readLaunchRecord, readProcStat } from "../../lib/mod.ts";
-import { alive, brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles } from "../scenario/census-kit.ts";
+import { alive, brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, writtenPid } from "../scenario/census-kit.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
@@ -53,14 +52,7 @@ const scenario = defineScenario({
       // 2. A double fork that kept the group: the shell exits, its sleep is reparented away from the harness.
       const pidFile = join(files.root, "double-fork.pid");
       const h2 = await startFakeHarness(ctx, files, [{ argv: ["sh", "-c", `sleep 301 & echo $! > ${pidFile}`] }], { cwd, env, started });
-      const orphan = await ctx.waitFor("the double-forked sleep's pid", () => {
-        try {
-          const text = readFileSync(pidFile, "utf8");
-          return text.endsWith("\n") && !alive(h2.children[0]) && Number(text);
-        } catch {
-          return false;
-        }
-      }, 10_000);
+      const orphan = await ctx.waitFor("the double-forked sleep's pid", () => !alive(h2.children[0]) && (writtenPid(pidFile) ?? false), 10_000);
       started.add(orphan);
       const orphanStat = readProcStat(orphan)!;
       ctx.check("the worker is no longer the harness's descendant, but is in its group", orphanStat.ppid !== h2.pid && orphanStat.pgid === h2.pid, orphanStat);
@@ -83,14 +75,7 @@ const scenario = defineScenario({
       // 3. Left both: setsid and a double fork. Neither chain nor group reaches it (the census's documented scope); recorded, not judged.
       const gonePidFile = join(files.root, "gone.pid");
       const h3 = await startFakeHarness(ctx, files, [{ argv: ["sh", "-c", `setsid sh -c 'sleep 302 & echo $! > ${gonePidFile}'`] }], { cwd, env, started });
-      const gone = await ctx.waitFor("the fully escaped sleep's pid", () => {
-        try {
-          const text = readFileSync(gonePidFile, "utf8");
-          return text.endsWith("\n") && Number(text);
-        } catch {
-          return false;
-        }
-      }, 10_000);
+      const gone = await ctx.waitFor("the fully escaped sleep's pid", () => writtenPid(gonePidFile) ?? false, 10_000);
       started.add(gone);
       await ctx.waitFor("the escaping shells to exit", () => !alive(h3.children[0]), 10_000);
       ctx.fact("escapedBothTreeAndGroup", { pid: gone, stat: readProcStat(gone), decision: brief(await mayRetireIdle(h3, record)) });
