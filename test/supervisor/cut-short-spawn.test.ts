@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement, readProcStat, Supervisor, type TaskRecord, writeFileAtomic } from "../../lib/mod.ts";
+import { CgroupV2Placement, readProcStat, Supervisor, type SupervisorOptions, type TaskRecord, writeFileAtomic } from "../../lib/mod.ts";
 
 const PREFIX = `cut${process.pid}`;
 const cgroupProbe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
@@ -17,21 +17,25 @@ const alive = (pid: number) => {
   return s !== null && s.state !== "Z";
 };
 
-/** The record as a supervisor killed between spawning the task and recording its pid left it. */
-async function cutShort(sup: Supervisor, record: TaskRecord): Promise<void> {
-  const starting: TaskRecord = { ...record, state: "starting", pid: null, pgid: null, startTime: null, startedAt: null, location: {} };
-  await writeFileAtomic(join(sup.store.root, "tasks", record.id, "record.json"), `${JSON.stringify(starting)}\n`);
+/**
+ * Runs `sleep 30` as task "cut-short", closes, rewrites its record as a
+ * supervisor killed between spawning the task and recording its pid left it,
+ * and opens the next supervisor on the same storage.
+ */
+async function cutShortAndReopen(options: SupervisorOptions): Promise<{ task: TaskRecord; second: Supervisor }> {
+  const first = await Supervisor.open(options);
+  const task = await first.run({ id: "cut-short", argv: ["sleep", "30"] });
+  await first.close();
+  const starting: TaskRecord = { ...task, state: "starting", pid: null, pgid: null, startTime: null, startedAt: null, location: {} };
+  await writeFileAtomic(join(first.store.root, "tasks", task.id, "record.json"), `${JSON.stringify(starting)}\n`);
+  return { task, second: await Supervisor.open(options) };
 }
 
 describe("a spawn cut short before the pid was recorded", () => {
   it.skipIf(!cgroupProbe.ok)("is found in its own cgroup by id and adopted, not reported lost and stopped (cgroup-v2)", async () => {
     const storage = mkdtempSync(join(tmpdir(), "outlive-cut-"));
     const options = { storage, placement: "cgroup-v2" as const, mode: "daemon" as const, prefix: PREFIX, log: () => {} };
-    const first = await Supervisor.open(options);
-    const task = await first.run({ id: "cut-short", argv: ["sleep", "30"] });
-    await first.close();
-    await cutShort(first, task);
-    const second = await Supervisor.open(options);
+    const { task, second } = await cutShortAndReopen(options);
     try {
       expect(second.replayReport.adopted).toContain("cut-short");
       const adopted = second.get("cut-short");
@@ -51,11 +55,7 @@ describe("a spawn cut short before the pid was recorded", () => {
   it("in a plain process group it cannot be found, and says the spawn did not complete", async () => {
     const storage = mkdtempSync(join(tmpdir(), "outlive-cut-"));
     const options = { storage, placement: "process-group" as const, log: () => {} };
-    const first = await Supervisor.open(options);
-    const task = await first.run({ id: "cut-short", argv: ["sleep", "30"] });
-    await first.close();
-    await cutShort(first, task);
-    const second = await Supervisor.open(options);
+    const { task, second } = await cutShortAndReopen(options);
     try {
       const finished = second.replayReport.finished.find((f) => f.id === "cut-short");
       expect(finished).toMatchObject({ state: "lost" });
