@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { readProcStat, Supervisor } from "../lib/mod.ts";
+import { isRunning, readProcStat, Supervisor } from "../lib/mod.ts";
 import { workingPlacements } from "./placements.ts";
 import { parseSuites, runBenchInContainer } from "./in-container.ts";
 
@@ -58,11 +58,6 @@ function script(pidFile: string): string {
   ].join("\n");
 }
 
-function alive(pid: number): boolean {
-  const s = readProcStat(pid);
-  return s !== null && s.state !== "Z";
-}
-
 /** Every process of the task: its group (the wrapper and its watchdog included) and the escapees. */
 function taskPids(pgid: number, pidFile: string): number[] {
   const group = readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => readProcStat(pid)?.pgid === pgid);
@@ -99,14 +94,14 @@ async function round(sup: Supervisor, storage: string, n: number): Promise<Round
   const ready = await until(() => {
     pids = taskPids(t.pgid!, pidFile);
     // 50 of the task's own, plus the wrapper, its watchdog and the watchdog's sleep.
-    return pids.length >= PROCESSES + 3 && pids.every(alive);
+    return pids.length >= PROCESSES + 3 && pids.every(isRunning);
   }, 10_000, 20);
   if (!ready) throw new Error(`only ${pids.length} of ${PROCESSES} processes started`);
   const t0 = performance.now();
   const { how } = await sup.kill(t.id, { graceMs: GRACE_MS });
-  const gone = await until(() => !pids.some(alive), GRACE_MS + 3000);
+  const gone = await until(() => !pids.some(isRunning), GRACE_MS + 3000);
   const goneMs = gone ? performance.now() - t0 : null;
-  const left = pids.filter(alive);
+  const left = pids.filter(isRunning);
   const setsid = left.filter((pid) => readProcStat(pid)?.sid === pid).length;
   for (const pid of left) process.kill(pid, "SIGKILL");
   return { goneMs, left: left.length, setsid, how };

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "zx";
-import { readProcStat, takeSnapshot, underLeader, type CensusProcess, type IdleDecision } from "../../lib/mod.ts";
+import { isRunning, readProcStat, takeSnapshot, underLeader, type CensusProcess, type IdleDecision } from "../../lib/mod.ts";
 import { projectRoot } from "../module-client.ts";
 import type { ScenarioContext } from "./context.ts";
 
@@ -113,12 +113,6 @@ export function writtenPid(path: string): number | null {
   }
 }
 
-/** A process that exists and has not exited (a zombie has). */
-export function alive(pid: number): boolean {
-  const stat = readProcStat(pid);
-  return stat !== null && stat.state !== "Z" && stat.state !== "X";
-}
-
 /** The live process `pid` as the census sees it now (argv included), or undefined. */
 export async function processNow(pid: number): Promise<CensusProcess | undefined> {
   return (await takeSnapshot()).processes.find((p) => p.pid === pid && p.state !== "Z");
@@ -151,8 +145,8 @@ export async function endStarted(ctx: ScenarioContext, started: Set<number>): Pr
       // Already gone.
     }
   }
-  await ctx.waitFor("every started process to end", () => [...pids].every((pid) => !alive(pid)), 10_000).catch((e) => {
-    ctx.check("every process the scenario started has ended", false, { error: (e as Error).message, left: [...pids].filter(alive) });
+  await ctx.waitFor("every started process to end", () => [...pids].every((pid) => !isRunning(pid)), 10_000).catch((e) => {
+    ctx.check("every process the scenario started has ended", false, { error: (e as Error).message, left: [...pids].filter(isRunning) });
   });
 }
 

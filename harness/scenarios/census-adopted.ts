@@ -8,8 +8,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot } from "../../lib/mod.ts";
-import { alive, brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles } from "../scenario/census-kit.ts";
+import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot } from "../../lib/mod.ts";
+import { brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles } from "../scenario/census-kit.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
@@ -54,7 +54,7 @@ const scenario = defineScenario({
       // 3. The server ends: nothing runs under it but the zombie, which is nothing.
       process.kill(serverPid, "SIGKILL");
       ctx.mark("kill", "MCP server ended");
-      await ctx.waitFor("the server to end", () => !alive(serverPid), 10_000);
+      await ctx.waitFor("the server to end", () => !isRunning(serverPid), 10_000);
       ctx.check("the zombie child is still there", readProcStat(zombie)?.state === "Z", readProcStat(zombie));
       const idle = await mayRetireIdle(h, null);
       ctx.check("lib, no record: retire once nothing runs under it (the zombie is nothing)", idle.verdict === "retire" && idle.servers.length === 0, brief(idle));

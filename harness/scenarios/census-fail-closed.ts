@@ -10,8 +10,8 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot, underLeader } from "../../lib/mod.ts";
-import { alive, brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, writtenPid } from "../scenario/census-kit.ts";
+import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot, underLeader } from "../../lib/mod.ts";
+import { brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, writtenPid } from "../scenario/census-kit.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
@@ -31,7 +31,7 @@ const scenario = defineScenario({
       //    Pids are not reused on demand, so B's pid is paired with A's real start time.
       const a = await startFakeHarness(ctx, files, [], { cwd, env, started });
       process.kill(a.pid, "SIGKILL");
-      await ctx.waitFor("harness A to end", () => !alive(a.pid), 10_000);
+      await ctx.waitFor("harness A to end", () => !isRunning(a.pid), 10_000);
       await ctx.sleep(20); // a tick (10 ms) apart at least, so A's and B's start times differ
       const b = await startFakeHarness(ctx, files, [], { cwd, env, started });
       ctx.check("A and B started at different ticks", a.startTime !== b.startTime, { a, b });
@@ -83,9 +83,9 @@ const scenario = defineScenario({
       const busy = await mayRetireIdle(h, record);
       ctx.check("lib: the harness's child keeps it up (child chain)", busy.verdict === "keep" && busy.blocking?.pid === h.children[0], brief(busy));
       process.kill(h.children[0], "SIGKILL");
-      await ctx.waitFor("the harness's child to end", () => !alive(h.children[0]), 10_000);
+      await ctx.waitFor("the harness's child to end", () => !isRunning(h.children[0]), 10_000);
       const idle = await mayRetireIdle(h, record);
-      ctx.check("lib: retire, though the caller and its other child run in the same group", idle.verdict === "retire" && alive(sibling.pid!), brief(idle));
+      ctx.check("lib: retire, though the caller and its other child run in the same group", idle.verdict === "retire" && isRunning(sibling.pid!), brief(idle));
       // The CLI runs as the caller's child in the caller's group, so for it too that group is its own.
       const cli = await cliCensus(h.pid, cliArgs);
       ctx.check("cli: groupTaken false, no member, retire", cli.json?.groupTaken === false && cli.json?.members?.length === 0 && cli.decision?.verdict === "retire", cli.json ?? cli.stderr);

@@ -11,8 +11,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { classifyMembers, mayRetireIdle, readLaunchRecord, takeSnapshot, underLeader, type IdleDecision, type LaunchInputs, type LaunchRecord } from "../../lib/mod.ts";
-import { alive, brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, type CensusFiles, type FakeHarness } from "../scenario/census-kit.ts";
+import { classifyMembers, mayRetireIdle, readLaunchRecord, isRunning, takeSnapshot, underLeader, type IdleDecision, type LaunchInputs, type LaunchRecord } from "../../lib/mod.ts";
+import { brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, type CensusFiles, type FakeHarness } from "../scenario/census-kit.ts";
 import type { ScenarioContext } from "../scenario/context.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
@@ -75,7 +75,7 @@ async function claudeCode(ctx: ScenarioContext, harnessFiles: CensusFiles, start
 
   process.kill(pidOf.renamed, "SIGKILL");
   ctx.mark("kill", "re-exec'd server ended");
-  await ctx.waitFor("the re-exec'd server to end", () => !alive(pidOf.renamed), 10_000);
+  await ctx.waitFor("the re-exec'd server to end", () => !isRunning(pidOf.renamed), 10_000);
   const role = await roles(h, record.servers);
   ctx.check("claude: by path, by PATH lookup, through node, and with a child: each a server", ["by-path", "by-name", "interpreted", "with-child"].every((n) => role.get(pidOf[n]) === "server"), Object.fromEntries(role));
   ctx.check("claude: the server's own child is the server's", role.get(helper) === "servers-own", Object.fromEntries(role));

@@ -7,8 +7,8 @@
  * harness may retire. Library (`mayRetireIdle`) and `outlive census --json`.
  */
 import { join } from "node:path";
-import { mayRetireIdle, readLaunchRecord, readProcStat } from "../../lib/mod.ts";
-import { alive, brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, writtenPid } from "../scenario/census-kit.ts";
+import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat } from "../../lib/mod.ts";
+import { brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, writtenPid } from "../scenario/census-kit.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
@@ -43,7 +43,7 @@ const scenario = defineScenario({
 
       process.kill(escaped, "SIGKILL");
       ctx.mark("kill", "setsid child ended");
-      await ctx.waitFor("the setsid child to end", () => !alive(escaped), 10_000);
+      await ctx.waitFor("the setsid child to end", () => !isRunning(escaped), 10_000);
       const lib1b = await mayRetireIdle(h1, record);
       const cli1b = await cliCensus(h1.pid, cliArgs);
       ctx.check("lib: retire once the setsid child has ended", lib1b.verdict === "retire", brief(lib1b));
@@ -52,7 +52,7 @@ const scenario = defineScenario({
       // 2. A double fork that kept the group: the shell exits, its sleep is reparented away from the harness.
       const pidFile = join(files.root, "double-fork.pid");
       const h2 = await startFakeHarness(ctx, files, [{ argv: ["sh", "-c", `sleep 301 & echo $! > ${pidFile}`] }], { cwd, env, started });
-      const orphan = await ctx.waitFor("the double-forked sleep's pid", () => !alive(h2.children[0]) && (writtenPid(pidFile) ?? false), 10_000);
+      const orphan = await ctx.waitFor("the double-forked sleep's pid", () => !isRunning(h2.children[0]) && (writtenPid(pidFile) ?? false), 10_000);
       started.add(orphan);
       const orphanStat = readProcStat(orphan)!;
       ctx.check("the worker is no longer the harness's descendant, but is in its group", orphanStat.ppid !== h2.pid && orphanStat.pgid === h2.pid, orphanStat);
@@ -66,7 +66,7 @@ const scenario = defineScenario({
 
       process.kill(orphan, "SIGKILL");
       ctx.mark("kill", "double-forked worker ended");
-      await ctx.waitFor("the double-forked worker to end", () => !alive(orphan), 10_000);
+      await ctx.waitFor("the double-forked worker to end", () => !isRunning(orphan), 10_000);
       const lib2b = await mayRetireIdle(h2, record);
       const cli2b = await cliCensus(h2.pid, cliArgs);
       ctx.check("lib: retire once the group member has ended", lib2b.verdict === "retire", brief(lib2b));
@@ -77,7 +77,7 @@ const scenario = defineScenario({
       const h3 = await startFakeHarness(ctx, files, [{ argv: ["sh", "-c", `setsid sh -c 'sleep 302 & echo $! > ${gonePidFile}'`] }], { cwd, env, started });
       const gone = await ctx.waitFor("the fully escaped sleep's pid", () => writtenPid(gonePidFile) ?? false, 10_000);
       started.add(gone);
-      await ctx.waitFor("the escaping shells to exit", () => !alive(h3.children[0]), 10_000);
+      await ctx.waitFor("the escaping shells to exit", () => !isRunning(h3.children[0]), 10_000);
       ctx.fact("escapedBothTreeAndGroup", { pid: gone, stat: readProcStat(gone), decision: brief(await mayRetireIdle(h3, record)) });
     } finally {
       await endStarted(ctx, started);

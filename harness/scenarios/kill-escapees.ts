@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { isRunning } from "../../lib/mod.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
@@ -21,15 +22,6 @@ function procs(cgroupDir: string): number[] {
     return readFileSync(join(cgroupDir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
   } catch {
     return [];
-  }
-}
-
-/** A process that exists and is not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1][0] !== "Z";
-  } catch {
-    return false;
   }
 }
 
@@ -56,7 +48,7 @@ const scenario = defineScenario({
     ctx.fact("killHow", r.how);
     const empty = await ctx.waitFor("the scope to empty", () => procs(dir).length === 0, 10_000).catch(() => false);
     ctx.check("the scope is empty after the kill", empty === true, procs(dir));
-    ctx.check("no escapee survives anywhere", !before.some(alive), before.filter(alive));
+    ctx.check("no escapee survives anywhere", !before.some(isRunning), before.filter(isRunning));
     const done = await ctx.completion(d, "escaper");
     ctx.check("the task ends killed", done.state === "killed", done);
     ctx.check("its scope unit is gone", (await ctx.units()).length === 0, await ctx.units());

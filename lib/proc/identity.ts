@@ -33,6 +33,22 @@ export function inspectPid(pid: number): LiveProcess | null {
 }
 
 /**
+ * True while `pid` names a process that has not exited: a zombie has, and
+ * runs nothing. For "is it still there?"; to act on a recorded process, ask
+ * `isSameProcess` instead.
+ *
+ * @example
+ * ```ts
+ * import { isRunning } from "./identity.ts";
+ * console.log(isRunning(process.pid), isRunning(4_194_305)); // true false
+ * ```
+ */
+export function isRunning(pid: number): boolean {
+  const stat = readProcStat(pid);
+  return stat !== null && stat.state !== "Z" && stat.state !== "X";
+}
+
+/**
  * True when `pid` is alive and is the very process recorded (same start
  * time). Signal a recorded pid only after this says true.
  *

@@ -1,7 +1,8 @@
 // The real-process respawn race (field-notes section 3) on Deno 2, through
 // Deno's node:child_process: the same scenarios the vitest file runs.
 import assert from "node:assert/strict";
-import { isAlive, runGuarded, runNaive, runSuccessorExitsFirst, violations } from "../generation/respawn-race.ts";
+import { isRunning } from "../../lib/proc/identity.ts";
+import { runGuarded, runNaive, runSuccessorExitsFirst, violations } from "../generation/respawn-race.ts";
 
 /**
  * The predecessor traps TERM and exits 143 on its own. Deno 2.9's
@@ -18,7 +19,7 @@ Deno.test("naive Map-keyed table: the reproduction catches the bug", async () =>
   assert.ok(violations(view).length > 0, "the naive table should have been caught");
   assert.ok(view.deliveredToSuccessor.includes("old"));
   assert.equal(view.successorTracked, false);
-  for (const pid of pids) assert.equal(isAlive(pid), false, `pid ${pid} still alive`);
+  for (const pid of pids) assert.equal(isRunning(pid), false, `pid ${pid} still alive`);
 });
 
 Deno.test("GenerationTable: successor isolated, tracked, killable, exits once", async () => {
@@ -28,7 +29,7 @@ Deno.test("GenerationTable: successor isolated, tracked, killable, exits once", 
   assert.equal(run.retired[0].generation, 1);
   assertTrappedExit(run.retired[0]);
   assert.deepEqual(run.exits.map((e) => [e.generation, e.signal]), [[2, "SIGTERM"]]);
-  for (const pid of run.pids) assert.equal(isAlive(pid), false, `pid ${pid} still alive`);
+  for (const pid of run.pids) assert.equal(isRunning(pid), false, `pid ${pid} still alive`);
 });
 
 Deno.test("GenerationTable: predecessor stays stale after the successor exits first", async () => {
@@ -41,5 +42,5 @@ Deno.test("GenerationTable: predecessor stays stale after the successor exits fi
   assert.deepEqual(run.outputs.filter((o) => o.generation === run.predecessorGeneration && o.afterSupersede), []);
   assert.equal(run.retired.length, 1);
   assertTrappedExit(run.retired[0]);
-  for (const pid of run.pids) assert.equal(isAlive(pid), false, `pid ${pid} still alive`);
+  for (const pid of run.pids) assert.equal(isRunning(pid), false, `pid ${pid} still alive`);
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { childProcessSource, GenerationTable, type ExitEvent, type OutputEvent } from "../../lib/generation/mod.ts";
-import { endByPid, isAlive, KEY, runGuarded, runNaive, runSuccessorExitsFirst, violations, waitFor } from "./respawn-race.ts";
+import { isRunning } from "../../lib/proc/identity.ts";
+import { endByPid, KEY, runGuarded, runNaive, runSuccessorExitsFirst, violations, waitFor } from "./respawn-race.ts";
 
 describe("respawn race with real processes (field-notes section 3)", () => {
   it("the naive Map-keyed table gets it wrong, so this reproduction can fail", async () => {
@@ -11,7 +12,7 @@ describe("respawn race with real processes (field-notes section 3)", () => {
     expect(view.deliveredToSuccessor).toContain("old");
     expect(view.exitsWhileSuccessorAlive).toBeGreaterThan(0);
     expect(view.successorTracked).toBe(false);
-    for (const pid of pids) expect(isAlive(pid)).toBe(false);
+    for (const pid of pids) expect(isRunning(pid)).toBe(false);
   });
 
   it("the successor gets none of the predecessor's output or exit, stays tracked and killable, and exits once", async () => {
@@ -25,7 +26,7 @@ describe("respawn race with real processes (field-notes section 3)", () => {
     expect(run.retired).toMatchObject([{ key: KEY, generation: 1, by: 2, code: 143 }]);
     expect(run.exits).toMatchObject([{ key: KEY, generation: 2, signal: "SIGTERM", killSignal: "SIGTERM" }]);
     expect(run.outputs.filter((o) => o.generation === 2).map((o) => o.text).join("")).toBe("new ready\n");
-    for (const pid of run.pids) expect(isAlive(pid)).toBe(false);
+    for (const pid of run.pids) expect(isRunning(pid)).toBe(false);
   });
 
   it("the predecessor stays stale when the successor exits before the predecessor's late close", async () => {
@@ -45,7 +46,7 @@ describe("respawn race with real processes (field-notes section 3)", () => {
     expect(run.outputs.some((o) => o.generation === run.successorGeneration && o.text.includes("old"))).toBe(false);
     expect(run.retired).toMatchObject([{ generation: run.predecessorGeneration, code: 143 }]);
     expect(successorExit.error).toBeNull();
-    for (const pid of run.pids) expect(isAlive(pid)).toBe(false);
+    for (const pid of run.pids) expect(isRunning(pid)).toBe(false);
   });
 
   it("a listener that spawns again from inside exit finds the key free", async () => {

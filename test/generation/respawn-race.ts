@@ -10,7 +10,7 @@ import {
   type ProcessSource,
   type RetiredEvent,
 } from "../../lib/generation/mod.ts";
-import { inspectPid } from "../../lib/proc/identity.ts";
+import { isRunning } from "../../lib/proc/identity.ts";
 
 /**
  * Traps TERM (installed before it says "old ready"), keeps writing every
@@ -73,11 +73,6 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** True while `pid` is a running process; a zombie runs nothing, so it counts as gone. */
-export function isAlive(pid: number): boolean {
-  return inspectPid(pid) !== null;
-}
-
 /**
  * Every test ends what it started, by pid, whatever the table believes, and
  * waits until each one is really gone.
@@ -85,7 +80,7 @@ export function isAlive(pid: number): boolean {
 export async function endByPid(pids: Iterable<number | null | undefined>): Promise<void> {
   const started = [...pids].filter((pid): pid is number => typeof pid === "number");
   for (const pid of started) {
-    if (isAlive(pid)) {
+    if (isRunning(pid)) {
       try {
         process.kill(pid, "SIGKILL");
       } catch {
@@ -93,7 +88,7 @@ export async function endByPid(pids: Iterable<number | null | undefined>): Promi
       }
     }
   }
-  await waitFor(`pids ${started.join(", ")} to end`, () => started.every((pid) => !isAlive(pid)));
+  await waitFor(`pids ${started.join(", ")} to end`, () => started.every((pid) => !isRunning(pid)));
 }
 
 /**
@@ -164,7 +159,7 @@ export async function runNaive(): Promise<{ view: SuccessorView; pids: number[] 
     pids.push(successor.pid!);
     const oldClosed = new Promise((resolve) => old.on("close", resolve));
     await oldClosed;
-    const exitsWhileSuccessorAlive = table.exits.filter(() => isAlive(successor.pid!)).length;
+    const exitsWhileSuccessorAlive = table.exits.filter(() => isRunning(successor.pid!)).length;
     const successorTracked = table.children.get(KEY) === successor;
     const successorKillable = table.kill(KEY);
     // Give the successor its chance to be reported (it is not, once orphaned).
@@ -212,7 +207,7 @@ export async function runGuarded(): Promise<GuardedRun> {
     pids.push(second.pid!);
     await waitFor("the predecessor to settle", () => retired.length > 0);
     const successorOutput = outputs.filter((o) => o.generation === second.generation).map((o) => o.text).join("");
-    const exitsWhileSuccessorAlive = exits.filter(() => isAlive(second.pid!)).length;
+    const exitsWhileSuccessorAlive = exits.filter(() => isRunning(second.pid!)).length;
     const successorTracked = table.current(KEY)?.generation === second.generation && table.live().length === 1;
     const killed = table.kill(KEY);
     const successorKillable = killed.ok && killed.generation === second.generation && killed.delivered;

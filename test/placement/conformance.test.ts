@@ -12,6 +12,7 @@ import {
   makePlacements,
   type Placement,
   type PlacementName,
+  isRunning,
   PLACEMENT_NAMES,
   readProcStat,
   Supervisor,
@@ -58,10 +59,6 @@ function groupRuns(pgid: number, cmdline: string): boolean {
   });
 }
 
-function alive(pid: number): boolean {
-  const s = readProcStat(pid);
-  return s !== null && s.state !== "Z";
-}
 
 /** A task that leaves 10 escaped processes: 5 through setsid, 5 through a double fork, each recording its pid. */
 function escapingScript(pidFile: string): string {
@@ -115,7 +112,7 @@ describe.each(PLACEMENT_NAMES.map((n) => [n, placements[n]] as [PlacementName, P
       expect(how).toBe("term");
       expect(record.state).toBe("killed");
       expect(readFileSync(trapFile, "utf8")).toBe("ran\n");
-      expect(alive(t.pid!)).toBe(false);
+      expect(isRunning(t.pid!)).toBe(false);
     } finally {
       await sup.close();
     }
@@ -133,7 +130,7 @@ describe.each(PLACEMENT_NAMES.map((n) => [n, placements[n]] as [PlacementName, P
       const escaped = readFileSync(pidFile, "utf8").trim().split("\n").map(Number);
       expect(escaped).toHaveLength(10);
       await sup.kill(t.id);
-      const left = escaped.filter(alive);
+      const left = escaped.filter(isRunning);
       if (name === "process-group") {
         console.log(`conformance: process-group left ${left.length} of 10 escaped processes running after a kill`);
         expect(left.length).toBeGreaterThan(0);
@@ -158,7 +155,7 @@ describe.each(PLACEMENT_NAMES.map((n) => [n, placements[n]] as [PlacementName, P
       expect(second.replayReport.adopted).toContain(t.id);
       const { record } = await second.kill(t.id);
       expect(record.state).toBe("killed");
-      expect(alive(t.pid!)).toBe(false);
+      expect(isRunning(t.pid!)).toBe(false);
       expect(await placement.list()).not.toContain(t.id);
     } finally {
       await second.close();

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EXPAND_ENVIRONMENT_SINCE, SystemdScopePlacement } from "../../lib/placement/systemd-scope.ts";
-import { readProcStat, Supervisor } from "../../lib/mod.ts";
+import { isRunning, Supervisor } from "../../lib/mod.ts";
 
 const PREFIX = `sds${process.pid}`;
 const placement = new SystemdScopePlacement({ prefix: PREFIX });
@@ -25,14 +25,10 @@ const systemctl = (...args: string[]) =>
 const storages: string[] = [];
 const children: ChildProcess[] = [];
 afterAll(() => {
-  for (const c of children) if (c.pid && alive(c.pid)) process.kill(c.pid, "SIGKILL");
+  for (const c of children) if (c.pid && isRunning(c.pid)) process.kill(c.pid, "SIGKILL");
   for (const s of storages) rmSync(s, { recursive: true, force: true });
 });
 
-function alive(pid: number): boolean {
-  const s = readProcStat(pid);
-  return s !== null && s.state !== "Z";
-}
 
 function unitState(unit: string): { load: string; active: string; result: string } {
   const out = systemctl("show", "--property=LoadState,ActiveState,Result", unit);
@@ -115,7 +111,7 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
     const child = await startBareScope(id, 2, ["sleep", "60"]);
     expect(await until(() => unitState(unit).active === "active", 20_000)).toBe(true);
     // RuntimeMaxSec=2, then TERM; --collect removes the unit once it is over. `sleep 60` alone would run a minute.
-    expect(await until(() => !alive(child.pid!), 20_000)).toBe(true);
+    expect(await until(() => !isRunning(child.pid!), 20_000)).toBe(true);
     expect(await until(() => unitState(unit).load === "not-found", 20_000)).toBe(true);
   });
 
@@ -132,7 +128,7 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
     const t = await first.run({ shell: `setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $! > ${pidFile}; exit 0` });
     expect((await first.wait(t.id)).state).toBe("exited");
     const daemonPid = Number(readFileSync(pidFile, "utf8"));
-    expect(alive(daemonPid)).toBe(true);
+    expect(isRunning(daemonPid)).toBe(true);
     expect(await placement.list()).toEqual(expect.arrayContaining([t.id, foreignId]));
     await first.close();
 
@@ -140,15 +136,15 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
     try {
       expect(second.replayReport.cleanedUp).toContain(t.id);
       expect(second.replayReport.foreign).toContain(foreignId);
-      expect(await until(() => !alive(daemonPid), 20_000)).toBe(true);
+      expect(await until(() => !isRunning(daemonPid), 20_000)).toBe(true);
       expect(unitState(placement.unitName(t.id)).load).toBe("not-found");
-      expect(alive(foreign.pid!)).toBe(true);
+      expect(isRunning(foreign.pid!)).toBe(true);
       expect(unitState(placement.unitName(foreignId)).active).toBe("active");
     } finally {
       await second.close();
       await placement.stop(foreignId);
     }
-    expect(alive(foreign.pid!)).toBe(false);
+    expect(isRunning(foreign.pid!)).toBe(false);
   });
 
   it("refuses a memory cap the manager cannot enforce, or enforces it", async () => {

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/module-client.ts";
-import { OutliveError, readProcStat, Supervisor } from "../../lib/mod.ts";
+import { isRunning, OutliveError, readProcStat, Supervisor } from "../../lib/mod.ts";
 import { acquireStorageLock } from "../../lib/store/storage-lock.ts";
 import { currentIncarnation } from "../../lib/store/incarnation.ts";
 import { pidReuseUnavailable, spawnWithPid } from "../support/pid-reuse.ts";
@@ -35,7 +35,6 @@ const storage = () => {
 };
 const open = (s: string, extra = {}) => Supervisor.open({ storage: s, placement: "process-group", log: quietLog, ...extra });
 const lockHolder = (s: string) => JSON.parse(readFileSync(join(s, "supervisor.lock"), "utf8"));
-const alive = (pid: number) => existsSync(`/proc/${pid}`) && readProcStat(pid)?.state !== "Z";
 
 describe("the storage lock", () => {
   it("a second supervisor (another live process) is refused with E_STORAGE_LOCKED naming the holder pid", async () => {
@@ -48,7 +47,7 @@ describe("the storage lock", () => {
     expect(error.message).toContain(`pid ${holder.child.pid}`);
     expect(error.message).toContain(s);
     expect(lockHolder(s).pid).toBe(holder.child.pid);
-    expect(alive(holder.child.pid!)).toBe(true);
+    expect(isRunning(holder.child.pid!)).toBe(true);
   });
 
   it("a holder that died is taken over", async () => {
@@ -74,7 +73,7 @@ describe("the storage lock", () => {
     const sup = await open(s);
     expect(lockHolder(s).pid).toBe(process.pid);
     await sup.close();
-    expect(alive(stranger.pid!)).toBe(true);
+    expect(isRunning(stranger.pid!)).toBe(true);
   });
 
   it("a holder from another boot is taken over, even with a live pid and start time; the same from this boot is refused", async () => {
@@ -97,7 +96,7 @@ describe("the storage lock", () => {
       const dead = spawn("true");
       await new Promise((r) => dead.once("exit", r));
       writeFileSync(join(s, "supervisor.lock"), `${JSON.stringify({ ...currentIncarnation(), pid: dead.pid, startTime: "1" })}\n`);
-      // Each contender is "this process" (alive), so once one holds the lock every other must be refused.
+      // Each contender is "this process" (isRunning), so once one holds the lock every other must be refused.
       const contenders = Array.from({ length: 6 }, () => currentIncarnation());
       const results = await Promise.allSettled(contenders.map((inc) => acquireStorageLock(s, inc)));
       const won = results.filter((r) => r.status === "fulfilled").length;
@@ -130,11 +129,11 @@ describe.skipIf(noReuse !== null)("a pid reused by an unrelated process", () => 
       const done = sup.replayReport.finished.find((f) => f.id === "victim");
       expect(done?.state).toBe("lost");
       expect(done?.reason).toContain("pid reused");
-      expect(alive(stranger.pid!)).toBe(true);
+      expect(isRunning(stranger.pid!)).toBe(true);
     } finally {
       await sup.close();
     }
-    expect(alive(stranger.pid!)).toBe(true);
+    expect(isRunning(stranger.pid!)).toBe(true);
   });
 
   it("through kill(): an adopted task whose pid was reused since is not signalled", async () => {
@@ -150,7 +149,7 @@ describe.skipIf(noReuse !== null)("a pid reused by an unrelated process", () => 
       const stranger = await spawnWithPid(task.pid!, 300);
       pids.push(stranger.pid!);
       const result = await sup.kill("victim", { graceMs: 200 });
-      expect(alive(stranger.pid!)).toBe(true);
+      expect(isRunning(stranger.pid!)).toBe(true);
       expect(result.record.state).toBe("lost");
       expect(result.record.reason).toContain("pid");
       expect(["pid-reused", "terminal"]).toContain(result.how);

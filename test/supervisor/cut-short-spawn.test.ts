@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement, readProcStat, Supervisor, type SupervisorOptions, type TaskRecord, writeFileAtomic } from "../../lib/mod.ts";
+import { CgroupV2Placement, isRunning, Supervisor, type SupervisorOptions, type TaskRecord, writeFileAtomic } from "../../lib/mod.ts";
 
 const PREFIX = `cut${process.pid}`;
 const cgroupProbe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
@@ -12,10 +12,6 @@ afterAll(() => {
   if (cgroupProbe.ok && base && existsSync(base)) rmdirSync(base);
 });
 
-const alive = (pid: number) => {
-  const s = readProcStat(pid);
-  return s !== null && s.state !== "Z";
-};
 
 /**
  * Runs `sleep 30` as task "cut-short", closes, rewrites its record as a
@@ -45,7 +41,7 @@ describe("a spawn cut short before the pid was recorded", () => {
       expect(onDisk.pid).toBe(task.pid);
       const { record } = await second.kill("cut-short");
       expect(record.state).toBe("killed");
-      expect(alive(task.pid!)).toBe(false);
+      expect(isRunning(task.pid!)).toBe(false);
     } finally {
       await second.close();
       rmSync(storage, { recursive: true, force: true });

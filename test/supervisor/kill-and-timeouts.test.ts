@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readProcStat, Supervisor } from "../../lib/mod.ts";
+import { isRunning, Supervisor } from "../../lib/mod.ts";
 
 const storages: string[] = [];
 const open: Supervisor[] = [];
@@ -22,10 +22,6 @@ async function supervisor(storage?: string) {
   return sup;
 }
 
-const alive = (pid: number) => {
-  const s = readProcStat(pid);
-  return s !== null && s.state !== "Z";
-};
 
 describe("kill", () => {
   it("two kills at once share one ladder; a kill of a finished task returns it as it is", async () => {
@@ -45,7 +41,7 @@ describe("kill", () => {
     const r = await sup.kill(t.id, { graceMs: 300 });
     expect(r.how).toBe("kill");
     expect(r.record.state).toBe("killed");
-    expect(alive(t.pid!)).toBe(false);
+    expect(isRunning(t.pid!)).toBe(false);
   });
 
   it("an exit code written before the kill began wins over the kill", async () => {
@@ -89,7 +85,7 @@ describe("timeouts and backstops", () => {
     expect(endedAfter).toBeLessThan(7000);
   });
 
-  it("with no supervisor alive, the wrapper's watchdog ends the task at its deadline", async () => {
+  it("with no supervisor isRunning, the wrapper's watchdog ends the task at its deadline", async () => {
     const storage = mkdtempSync(join(tmpdir(), "outlive-watchdog-"));
     storages.push(storage);
     const trap = join(storage, "term-seen");
@@ -98,7 +94,7 @@ describe("timeouts and backstops", () => {
     open.splice(open.indexOf(first), 1);
     await first.close();
     await new Promise((r) => setTimeout(r, 2500));
-    expect(alive(t.pid!)).toBe(false);
+    expect(isRunning(t.pid!)).toBe(false);
     const second = await supervisor(storage);
     const done = second.get(t.id);
     expect(done.state).toBe("timed_out");
