@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { type TaskRecord, isTerminal, readProcStat } from "../../lib/mod.ts";
+import { type TaskRecord, isRunning, isTerminal, readProcStat } from "../../lib/mod.ts";
 import { DaemonSimulator } from "../daemon/simulator.ts";
 import type { ModuleProcess } from "../module-client.ts";
 import { checkCompletions, checkOutcomes, type TaskTruth, type Violation } from "./invariants.ts";
@@ -171,7 +171,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       outcomesByKind[kind] ??= {};
       outcomesByKind[kind][r.state] = (outcomesByKind[kind][r.state] ?? 0) + 1;
     }
-    const bystandersAlive = bystanders.every((b) => readProcStat(b.pid!)?.state !== undefined && readProcStat(b.pid!)?.state !== "Z");
+    const bystandersAlive = bystanders.every((b) => isRunning(b.pid!));
     if (!bystandersAlive) violations.push({ id: "-", rule: "no unrelated process signalled", detail: "a bystander died" });
     return {
       seed,

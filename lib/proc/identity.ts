@@ -27,7 +27,7 @@ export interface LiveProcess extends ProcessIdentity {
  */
 export function inspectPid(pid: number): LiveProcess | null {
   const stat = readProcStat(pid);
-  if (!stat || stat.state === "Z" || stat.state === "X") return null;
+  if (!stat || hasExited(stat.state)) return null;
   const cgroup = readCgroup(pid);
   return { pid, startTime: stat.startTime, state: stat.state, pgid: stat.pgid, cgroup };
 }
@@ -45,7 +45,7 @@ export function inspectPid(pid: number): LiveProcess | null {
  */
 export function isRunning(pid: number): boolean {
   const stat = readProcStat(pid);
-  return stat !== null && stat.state !== "Z" && stat.state !== "X";
+  return stat !== null && !hasExited(stat.state);
 }
 
 /**
@@ -67,5 +67,10 @@ export function isRunning(pid: number): boolean {
  */
 export function isSameProcess(recorded: ProcessIdentity): boolean {
   const now = readProcStat(recorded.pid);
-  return now !== null && now.state !== "Z" && now.state !== "X" && now.startTime === recorded.startTime;
+  return now !== null && !hasExited(now.state) && now.startTime === recorded.startTime;
+}
+
+/** A zombie (Z) or dead (X) process has exited: it runs nothing, and its group cannot be signalled usefully. */
+function hasExited(state: string): boolean {
+  return state === "Z" || state === "X";
 }
