@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { cgroupProcs } from "../../lib/mod.ts";
 import { ContainerError } from "./errors.ts";
 
 /** Where cgroups live on this host: pure v2 at /sys/fs/cgroup, or hybrid with v2 at /sys/fs/cgroup/unified. */
@@ -70,13 +71,7 @@ export function cgroupTree(dir: string): string[] {
 
 /** Every pid anywhere in the tree. */
 export function cgroupPids(dir: string): number[] {
-  return cgroupTree(dir).flatMap((d) => {
-    try {
-      return readFileSync(join(d, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  });
+  return cgroupTree(dir).flatMap(cgroupProcs);
 }
 
 /** Kills everything in a v2 tree at once (the kernel's cgroup.kill); falls back to SIGKILL by pid on kernels before 5.14. */

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { findCgroup2Mount } from "../../lib/mod.ts";
+import { cgroupProcs, findCgroup2Mount } from "../../lib/mod.ts";
 
 /**
  * The cgroup systemd delegated to the driver's service (`Delegate=yes`):
@@ -29,9 +29,7 @@ export class DelegatedCgroup {
     const leaf = join(dir, "driver");
     mkdirSync(leaf, { recursive: true });
     // Every process of the service (node has one, plus nothing else) moves down, so the service cgroup is inner only.
-    for (const pid of readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean)) {
-      writeFileSync(join(leaf, "cgroup.procs"), pid);
-    }
+    for (const pid of cgroupProcs(dir)) writeFileSync(join(leaf, "cgroup.procs"), String(pid));
     return new DelegatedCgroup(dir);
   }
 

@@ -4,9 +4,7 @@
  * must leave its scope empty: the ladder's group signals miss the
  * escapees, the scope's cgroup.kill does not.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { isRunning } from "../../lib/mod.ts";
+import { cgroupProcs, isRunning, readProcStat } from "../../lib/mod.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
@@ -17,14 +15,6 @@ const ESCAPE = [
   "echo escaped; sleep 302",
 ].join("\n");
 
-function procs(cgroupDir: string): number[] {
-  try {
-    return readFileSync(join(cgroupDir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
 const scenario = defineScenario({
   name: "kill-escapees",
   summary: "a kill leaves the scope empty, even of setsid and double-forked children",
@@ -33,21 +23,15 @@ const scenario = defineScenario({
     const mod = await d.start();
     const t = await d.run({ id: "escaper", shell: ESCAPE });
     const dir: string = t.location.cgroupDir;
-    const before = await ctx.waitFor("the escapees to start", () => procs(dir).length >= 5 && procs(dir), 10_000);
-    const sessions = new Set(before.map((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[3];
-      } catch {
-        return "gone";
-      }
-    }));
+    const before = await ctx.waitFor("the escapees to start", () => cgroupProcs(dir).length >= 5 && cgroupProcs(dir), 10_000);
+    const sessions = new Set(before.map((pid) => readProcStat(pid)?.sid ?? "gone"));
     ctx.fact("processesBeforeKill", before.length);
     ctx.check("the task's processes span more than one session", sessions.size > 1, [...sessions]);
     ctx.mark("kill", "kill escaper");
     const r = await mod.request("kill", { id: "escaper", graceMs: 800 });
     ctx.fact("killHow", r.how);
-    const empty = await ctx.waitFor("the scope to empty", () => procs(dir).length === 0, 10_000).catch(() => false);
-    ctx.check("the scope is empty after the kill", empty === true, procs(dir));
+    const empty = await ctx.waitFor("the scope to empty", () => cgroupProcs(dir).length === 0, 10_000).catch(() => false);
+    ctx.check("the scope is empty after the kill", empty === true, cgroupProcs(dir));
     ctx.check("no escapee survives anywhere", !before.some(isRunning), before.filter(isRunning));
     const done = await ctx.completion(d, "escaper");
     ctx.check("the task ends killed", done.state === "killed", done);

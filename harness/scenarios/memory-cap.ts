@@ -4,32 +4,23 @@
  * `oom_killed`. Elsewhere — e.g. a hybrid host whose kernel binds memory to
  * cgroup v1, which no container on it can change — it skips with the reason.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { findCgroup2Mount } from "../../lib/mod.ts";
+import { cgroupControllers, findCgroup2Mount } from "../../lib/mod.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
-
-function controllers(dir: string): string[] {
-  try {
-    return readFileSync(join(dir, "cgroup.controllers"), "utf8").trim().split(/\s+/).filter(Boolean);
-  } catch {
-    return [];
-  }
-}
 
 const scenario = defineScenario({
   name: "memory-cap",
   summary: "a task over its memory cap ends oom_killed (where cgroup v2 has the memory controller)",
   async inside(ctx) {
     const mount = findCgroup2Mount()!;
-    const rootControllers = controllers(mount);
+    const rootControllers = cgroupControllers(mount);
     const userManager = join(mount, `user.slice/user-${process.getuid!()}.slice/user@${process.getuid!()}.service`);
-    ctx.fact("controllers", { root: rootControllers, userManager: controllers(userManager) });
+    ctx.fact("controllers", { root: rootControllers, userManager: cgroupControllers(userManager) });
     if (!rootControllers.includes("memory")) {
       ctx.skip(`the memory controller is not in cgroup v2 here (${mount}/cgroup.controllers: "${rootControllers.join(" ")}"): the host kernel has it bound to cgroup v1 (hybrid layout), and a container cannot move it`);
     }
-    if (!controllers(userManager).includes("memory")) {
+    if (!cgroupControllers(userManager).includes("memory")) {
       ctx.skip(`cgroup v2 has the memory controller, but it is not delegated to the user manager (${userManager}/cgroup.controllers)`);
     }
     const d = ctx.daemon();

@@ -5,6 +5,44 @@ import { waitUntil } from "../kill/process-group.ts";
 import type { MemoryEvents } from "./placement.ts";
 
 /**
+ * The pids directly in cgroup `dir` (not in its children); none when it
+ * cannot be read (removed, say).
+ *
+ * @example
+ * ```ts
+ * import { cgroupProcs, findCgroup2Mount } from "./cgroup-fs.ts";
+ * const mount = findCgroup2Mount();
+ * console.log(mount === null || Array.isArray(cgroupProcs(mount))); // true
+ * console.log(cgroupProcs("/nonexistent/cgroup")); // []
+ * ```
+ */
+export function cgroupProcs(dir: string): number[] {
+  return readCgroupFile(dir, "cgroup.procs").split("\n").filter(Boolean).map(Number);
+}
+
+/**
+ * The controllers cgroup `dir` offers its children (`cgroup.controllers`);
+ * none when it cannot be read.
+ *
+ * @example
+ * ```ts
+ * import { cgroupControllers } from "./cgroup-fs.ts";
+ * console.log(cgroupControllers("/nonexistent/cgroup")); // []
+ * ```
+ */
+export function cgroupControllers(dir: string): string[] {
+  return readCgroupFile(dir, "cgroup.controllers").split(/\s+/).filter(Boolean);
+}
+
+function readCgroupFile(dir: string, name: string): string {
+  try {
+    return readFileSync(join(dir, name), "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/**
  * Where cgroup v2 is mounted, from mountinfo: `/sys/fs/cgroup` on a pure v2
  * host, `/sys/fs/cgroup/unified` on a hybrid one. Null when there is none.
  *

@@ -7,6 +7,7 @@ import type { LiveProcess } from "../proc/identity.ts";
 import type { TaskLocation, TaskRecord } from "../store/record.ts";
 import { TASK_ID_PATTERN } from "../store/task-id.ts";
 import {
+  cgroupControllers,
   cgroupPopulated,
   cgroupWritable,
   findCgroup2Mount,
@@ -71,7 +72,7 @@ export class CgroupV2Placement implements Placement {
     if (!existsSync(join(existing, existing === this.mount ? "cgroup.procs" : "cgroup.kill"))) {
       return no(`${existing} has no cgroup.kill (Linux 5.14 or later is needed)`);
     }
-    const controllers = readText(join(existing, "cgroup.controllers")).split(/\s+/).filter(Boolean);
+    const controllers = cgroupControllers(existing);
     details.controllers = controllers;
     details.memory = controllers.includes("memory");
     return {
@@ -210,7 +211,7 @@ export class CgroupV2Placement implements Placement {
     for (let d = dirname(dir); d.startsWith(mount) && d !== mount; d = dirname(d)) chain.unshift(d);
     chain.unshift(mount);
     for (const d of chain) {
-      if (!readText(join(d, "cgroup.controllers")).split(/\s+/).includes("memory")) {
+      if (!cgroupControllers(d).includes("memory")) {
         throw new OutliveError(
           "E_MEMORY_CAP_UNSUPPORTED",
           `Cannot cap memory: the memory controller is not available to cgroup v2 at ${d} (on a hybrid host it is bound to v1)`,

@@ -3,4 +3,4 @@ export { ProcessGroupPlacement } from "./process-group.ts";
 export { CgroupV2Placement, type CgroupV2Options } from "./cgroup-v2.ts";
 export { SystemdScopePlacement, type SystemdScopeOptions } from "./systemd-scope.ts";
 export { choosePlacement, makePlacements, type PlacementChoiceResult } from "./choose.ts";
-export { findCgroup2Mount } from "./cgroup-fs.ts";
+export { cgroupControllers, cgroupProcs, findCgroup2Mount } from "./cgroup-fs.ts";

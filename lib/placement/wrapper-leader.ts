@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { readProcStat } from "../proc/stat.ts";
+import { cgroupProcs } from "./cgroup-fs.ts";
 import { WRAPPER_NAME } from "../spawn/wrapper.ts";
 
 /**
@@ -16,14 +16,7 @@ import { WRAPPER_NAME } from "../spawn/wrapper.ts";
  * ```
  */
 export function wrapperLeaderIn(cgroupDir: string): { pid: number; startTime: string } | null {
-  let procs: string;
-  try {
-    procs = readFileSync(join(cgroupDir, "cgroup.procs"), "utf8");
-  } catch {
-    return null;
-  }
-  for (const line of procs.split("\n")) {
-    const pid = Number(line);
+  for (const pid of cgroupProcs(cgroupDir)) {
     if (!Number.isInteger(pid) || pid <= 0) continue;
     let stat;
     try {
