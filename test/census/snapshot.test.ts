@@ -12,7 +12,9 @@ afterEach(() => endStarted());
 
 describe("takeSnapshot from /proc", () => {
   it("sees a real process with its exact argv, spaces and all", async () => {
-    const child = spawn("sleep", ["300"], { argv0: "sleep with spaces", stdio: "ignore" });
+    // detached: the child leads its own session, so its sid is known. An inherited session
+    // reads as 0 when its leader lives outside this pid namespace (as in CI's container).
+    const child = spawn("sleep", ["300"], { argv0: "sleep with spaces", stdio: "ignore", detached: true });
     started.add(child.pid!);
     const snap = await takeSnapshot();
     expect(snap.source).toBe("proc");
@@ -22,7 +24,8 @@ describe("takeSnapshot from /proc", () => {
     expect(seen.argv).toEqual(["sleep with spaces", "300"]);
     expect(seen.ppid).toBe(process.pid);
     expect(seen.startTime).toMatch(/^\d+$/);
-    expect(seen.sid).toBeGreaterThan(0);
+    expect(seen.sid).toBe(child.pid);
+    expect(seen.pgid).toBe(child.pid);
   });
 
   it("keeps an empty argument as an empty string", () => {
