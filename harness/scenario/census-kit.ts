@@ -150,6 +150,27 @@ export async function endStarted(ctx: ScenarioContext, started: Set<number>): Pr
   });
 }
 
+/** What a census scenario's body gets: its files, and a set to put the pid of everything it starts in. */
+export interface CensusRun {
+  files: CensusFiles;
+  started: Set<number>;
+}
+
+/**
+ * Runs a census scenario's body with its files written; whatever the body
+ * does, ends by pid everything it started (see `endStarted`), then checks
+ * that no unit is left.
+ */
+export async function censusRun(ctx: ScenarioContext, body: (run: CensusRun) => Promise<void>): Promise<void> {
+  const run = { files: writeCensusFiles(ctx.runDir), started: new Set<number>() };
+  try {
+    await body(run);
+  } finally {
+    await endStarted(ctx, run.started);
+  }
+  ctx.check("no units left", (await ctx.units()).length === 0, await ctx.units());
+}
+
 /** What `outlive census PID --json` printed (or why it printed nothing usable), and its exit code. */
 export interface CliCensus {
   exitCode: number | null;

@@ -9,21 +9,19 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot } from "../../lib/mod.ts";
-import { brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles } from "../scenario/census-kit.ts";
+import { brief, censusRun, cliCensus, startFakeHarness, waitForArgv } from "../scenario/census-kit.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
 const scenario = defineScenario({
   name: "census-adopted",
   summary: "a harness with no launch record (adopted after a daemon restart) is kept even for an MCP server, retired only when nothing runs under it",
-  async inside(ctx) {
-    const files = writeCensusFiles(ctx.runDir);
-    const cwd = files.root;
-    const env = { ...process.env, PATH: `${files.bin}:${process.env.PATH}` };
-    const server = join(files.bin, "fake-mcp");
-    writeFileSync(join(cwd, ".mcp.json"), JSON.stringify({ mcpServers: { files: { command: server, args: ["--stdio"] } } }));
-    const started = new Set<number>();
-    try {
+  inside: (ctx) =>
+    censusRun(ctx, async ({ files, started }) => {
+      const cwd = files.root;
+      const env = { ...process.env, PATH: `${files.bin}:${process.env.PATH}` };
+      const server = join(files.bin, "fake-mcp");
+      writeFileSync(join(cwd, ".mcp.json"), JSON.stringify({ mcpServers: { files: { command: server, args: ["--stdio"] } } }));
       // The first daemon: reads the record just before the spawn, then starts the harness through a
       // shell that exits at once (so the harness is reparented, as after the daemon's restart). The
       // shell's `sleep 0` is left to the harness, which never reaps it: a zombie child.
@@ -60,11 +58,7 @@ const scenario = defineScenario({
       ctx.check("lib, no record: retire once nothing runs under it (the zombie is nothing)", idle.verdict === "retire" && idle.servers.length === 0, brief(idle));
       const cliIdle = await cliCensus(h.pid, ["--adopted"]);
       ctx.check("cli --adopted: retire, and the zombie is not listed", cliIdle.decision?.verdict === "retire" && cliIdle.json?.members?.length === 0, cliIdle.json ?? cliIdle.stderr);
-    } finally {
-      await endStarted(ctx, started);
-    }
-    ctx.check("no units left", (await ctx.units()).length === 0, await ctx.units());
-  },
+    }),
 });
 export default scenario;
 runIfMain(import.meta.url, scenario.name);

@@ -11,19 +11,17 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot, underLeader } from "../../lib/mod.ts";
-import { brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, writtenPid } from "../scenario/census-kit.ts";
+import { brief, censusRun, cliCensus, startFakeHarness, waitForArgv, writtenPid } from "../scenario/census-kit.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
 const scenario = defineScenario({
   name: "census-fail-closed",
   summary: "a leader whose start time changed, or a zombie leader, gives no answer (keep, with the reason); the caller's own group is never taken",
-  async inside(ctx) {
-    const files = writeCensusFiles(ctx.runDir);
-    const cwd = files.root;
-    const env = { ...process.env };
-    const started = new Set<number>();
-    try {
+  inside: (ctx) =>
+    censusRun(ctx, async ({ files, started }) => {
+      const cwd = files.root;
+      const env = { ...process.env };
       const record = await readLaunchRecord({ harness: "claude-code", argv: ["claude", "--strict-mcp-config"], cwd, env });
       const cliArgs = ["--strict-mcp-config", "--cwd", cwd];
 
@@ -89,11 +87,7 @@ const scenario = defineScenario({
       // The CLI runs as the caller's child in the caller's group, so for it too that group is its own.
       const cli = await cliCensus(h.pid, cliArgs);
       ctx.check("cli: groupTaken false, no member, retire", cli.json?.groupTaken === false && cli.json?.members?.length === 0 && cli.decision?.verdict === "retire", cli.json ?? cli.stderr);
-    } finally {
-      await endStarted(ctx, started);
-    }
-    ctx.check("no units left", (await ctx.units()).length === 0, await ctx.units());
-  },
+    }),
 });
 export default scenario;
 runIfMain(import.meta.url, scenario.name);

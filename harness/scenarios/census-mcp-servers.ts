@@ -12,7 +12,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { classifyMembers, mayRetireIdle, readLaunchRecord, isRunning, takeSnapshot, underLeader, type IdleDecision, type LaunchInputs, type LaunchRecord } from "../../lib/mod.ts";
-import { brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, type CensusFiles, type FakeHarness } from "../scenario/census-kit.ts";
+import { brief, censusRun, cliCensus, startFakeHarness, waitForArgv, type CensusFiles, type FakeHarness } from "../scenario/census-kit.ts";
 import type { ScenarioContext } from "../scenario/context.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
@@ -123,17 +123,11 @@ async function codex(ctx: ScenarioContext, harnessFiles: CensusFiles, started: S
 const scenario = defineScenario({
   name: "census-mcp-servers",
   summary: "servers by path, by PATH name and through node (.mcp.json, --mcp-config, config.toml) are recognised; a re-exec keeps the harness up; config edits after launch change nothing",
-  async inside(ctx) {
-    const files = writeCensusFiles(ctx.runDir);
-    const started = new Set<number>();
-    try {
+  inside: (ctx) =>
+    censusRun(ctx, async ({ files, started }) => {
       await claudeCode(ctx, files, started);
       await codex(ctx, files, started);
-    } finally {
-      await endStarted(ctx, started);
-    }
-    ctx.check("no units left", (await ctx.units()).length === 0, await ctx.units());
-  },
+    }),
 });
 export default scenario;
 runIfMain(import.meta.url, scenario.name);

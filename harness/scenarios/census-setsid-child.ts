@@ -8,19 +8,17 @@
  */
 import { join } from "node:path";
 import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat } from "../../lib/mod.ts";
-import { brief, cliCensus, endStarted, startFakeHarness, waitForArgv, writeCensusFiles, writtenPid } from "../scenario/census-kit.ts";
+import { brief, censusRun, cliCensus, startFakeHarness, waitForArgv, writtenPid } from "../scenario/census-kit.ts";
 import { defineScenario } from "../scenario/define.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
 const scenario = defineScenario({
   name: "census-setsid-child",
   summary: "a setsid child (child chain) and a double-forked group member keep an idle harness up, named; it may retire once they end",
-  async inside(ctx) {
-    const files = writeCensusFiles(ctx.runDir);
-    const cwd = files.root;
-    const env = { ...process.env };
-    const started = new Set<number>();
-    try {
+  inside: (ctx) =>
+    censusRun(ctx, async ({ files, started }) => {
+      const cwd = files.root;
+      const env = { ...process.env };
       // No MCP servers configured: the record is known and empty, so anything under the harness is real work.
       const record = await readLaunchRecord({ harness: "claude-code", argv: ["claude", "--strict-mcp-config"], cwd, env });
       ctx.check("the launch record is known and names no server", record.known && record.servers.length === 0, record);
@@ -79,11 +77,7 @@ const scenario = defineScenario({
       started.add(gone);
       await ctx.waitFor("the escaping shells to exit", () => !isRunning(h3.children[0]), 10_000);
       ctx.fact("escapedBothTreeAndGroup", { pid: gone, stat: readProcStat(gone), decision: brief(await mayRetireIdle(h3, record)) });
-    } finally {
-      await endStarted(ctx, started);
-    }
-    ctx.check("no units left", (await ctx.units()).length === 0, await ctx.units());
-  },
+    }),
 });
 export default scenario;
 runIfMain(import.meta.url, scenario.name);
