@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot } from "../../lib/mod.ts";
 import { brief, censusRun, cliCensus, startFakeHarness, waitForArgv } from "../scenario/census-kit.ts";
 import { defineScenario } from "../scenario/define.ts";
+import { UNREAPED_CHILD } from "../scenario/unreaped-child.ts";
 import { runIfMain } from "../scenario/run-file.ts";
 
 const scenario = defineScenario({
@@ -24,10 +25,10 @@ const scenario = defineScenario({
       writeFileSync(join(cwd, ".mcp.json"), JSON.stringify({ mcpServers: { files: { command: server, args: ["--stdio"] } } }));
       // The first daemon: reads the record just before the spawn, then starts the harness through a
       // shell that exits at once (so the harness is reparented, as after the daemon's restart). The
-      // shell's `sleep 0` is left to the harness, which never reaps it: a zombie child.
+      // shell's child (UNREAPED_CHILD) is left to the harness, which never reaps it: a zombie child.
       const record = await readLaunchRecord({ harness: "claude-code", argv: ["claude"], cwd, env });
       ctx.check("the first daemon's launch record names the server", record.known && record.servers.map((s) => s.name).join() === "files", record);
-      const h = await startFakeHarness(ctx, files, [{ argv: [server, "--stdio"] }], { cwd, env, started, prefix: "sleep 0 &", orphaned: true });
+      const h = await startFakeHarness(ctx, files, [{ argv: [server, "--stdio"] }], { cwd, env, started, prefix: UNREAPED_CHILD, orphaned: true });
       const serverPid = h.children[0];
       await waitForArgv(ctx, serverPid, ["node", server, "--stdio"]);
       const zombie = await ctx.waitFor("the harness's unreaped zombie child", async () =>

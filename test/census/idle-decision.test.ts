@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { classifyMembers, mayRetireIdle, readLaunchRecord, takeSnapshot, underLeader, type LaunchInputs } from "../../lib/census/mod.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
+import { UNREAPED_CHILD } from "../../harness/scenario/unreaped-child.ts";
 import { endStarted, SERVER_SCRIPT, startHarness, started, waitFor, type RunningHarness } from "./harness-process.ts";
 
 let root: string;
@@ -216,7 +217,7 @@ describe("mayRetireIdle with real MCP servers", () => {
 
 describe("mayRetireIdle for an adopted harness (no launch record)", () => {
   it("retires only when nothing at all runs under it; a zombie is nothing", async () => {
-    const idle = await startHarness([], { shellPrefix: "sleep 0 &" });
+    const idle = await startHarness([], { shellPrefix: UNREAPED_CHILD });
     await waitFor(async () => (await takeSnapshot()).processes.some((p) => p.ppid === idle.pid && p.state === "Z"));
     expect((await mayRetireIdle(leaderOf(idle), null)).verdict).toBe("retire");
 

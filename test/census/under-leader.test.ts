@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { takeSnapshot, underLeader, type CensusProcess, type ProcessSnapshot } from "../../lib/census/mod.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
+import { UNREAPED_CHILD } from "../../harness/scenario/unreaped-child.ts";
 import { endStarted, startHarness, started, waitFor } from "./harness-process.ts";
 
 afterEach(() => endStarted());
@@ -122,8 +123,8 @@ describe("underLeader on real processes", () => {
   });
 
   it("skips a zombie child, and gives no answer for a zombie leader", async () => {
-    // `sh` forks `sleep 0` and then execs into a program that never reaps it.
-    const h = await startHarness([], { shellPrefix: "sleep 0 &" });
+    // `sh` forks a child and then execs into a program that never reaps it.
+    const h = await startHarness([], { shellPrefix: UNREAPED_CHILD });
     let zombie = 0;
     await waitFor(async () => {
       const z = (await takeSnapshot()).processes.find((p) => p.ppid === h.pid && p.state === "Z");

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mayRetireIdle, readLaunchRecord, takeSnapshot, underLeader } from "../../lib/census/mod.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
+import { UNREAPED_CHILD } from "../../harness/scenario/unreaped-child.ts";
 import { endStarted, startHarness, started, waitFor } from "../census/harness-process.ts";
 
 Deno.test("snapshot: complete, exact argv, start times", async () => {
@@ -24,7 +25,7 @@ Deno.test("under a leader: same-group worker, setsid child, group member reparen
     const pidFile = join(dir, "orphan.pid");
     const h = await startHarness(
       [{ argv: ["sleep", "330"] }, { argv: ["sleep", "331"], setsid: true }, { argv: ["sh", "-c", `sleep 332 & echo $! > ${pidFile}`] }],
-      { shellPrefix: "sleep 0 &" },
+      { shellPrefix: UNREAPED_CHILD },
     );
     await waitFor(() => {
       try {

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
+import { UNREAPED_CHILD } from "../../harness/scenario/unreaped-child.ts";
 import { readProcStat } from "../../lib/mod.ts";
 import { TaskWatch } from "../../lib/observe/task-watch.ts";
 import { ProcessGroupPlacement } from "../../lib/placement/process-group.ts";
@@ -18,13 +19,13 @@ afterEach(() => {
 });
 
 /**
- * A real zombie: `sh` starts `true` in the background, prints its pid, and
- * execs into a sleep that never reaps it. Node cannot hold its own child
- * unreaped, so this one stands in for the wrapper in the moment before the
- * exit event.
+ * A real zombie: `sh` starts a child that ends after the exec, prints its
+ * pid, and execs into a sleep that never reaps it. Node cannot hold its own
+ * child unreaped, so this one stands in for the wrapper in the moment before
+ * the exit event.
  */
 async function realZombie(): Promise<{ pid: number; holder: ChildProcess }> {
-  const holder = spawn("sh", ["-c", "true & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+  const holder = spawn("sh", ["-c", `${UNREAPED_CHILD}\necho $!\nexec sleep 30`], { stdio: ["ignore", "pipe", "ignore"] });
   cleanups.push(() => holder.kill("SIGKILL"));
   const pid = await new Promise<number>((resolve) => holder.stdout!.once("data", (d) => resolve(Number(String(d).trim()))));
   for (let i = 0; i < 200 && readProcStat(pid)?.state !== "Z"; i++) await new Promise((r) => setTimeout(r, 10));
