@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ModuleProcess } from "../../harness/module-client.ts";
 import { killLadder, readProcStat, Supervisor } from "../../lib/mod.ts";
+import { exitCodeWritten, waitFor } from "../support/wait.ts";
 import { spawn } from "node:child_process";
 
 Deno.test("spawn: arguments arrive byte for byte and the exit code is real", async () => {
@@ -28,7 +29,9 @@ Deno.test("spawn: arguments arrive byte for byte and the exit code is real", asy
 Deno.test("kill ladder: TERM within the grace, else SIGKILL", async () => {
   const polite = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
   const stubborn = spawn("sh", ["-c", "trap '' TERM; sleep 30 & wait"], { detached: true, stdio: "ignore" });
-  await new Promise((r) => setTimeout(r, 100));
+  // `sleep 30 &` has started once the shell has a child: its TERM trap is set by then.
+  const started = (pid: number) => readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim() !== "";
+  await waitFor("the TERM-ignoring shell to start its sleep", () => started(stubborn.pid!));
   const target = (pid: number) => ({ pid, pgid: pid, startTime: readProcStat(pid)!.startTime });
   assert.equal(await killLadder(target(polite.pid!), { graceMs: 1000 }), "term");
   assert.equal(await killLadder(target(stubborn.pid!), { graceMs: 300 }), "kill");
@@ -43,7 +46,7 @@ Deno.test("restart: a Deno module is SIGKILLed and the next one replays its task
     const running = (await first.request("run", { spec: { id: "keeps-running", argv: ["sleep", "30"] } })).task;
     await first.request("run", { spec: { id: "ends-meanwhile", shell: "sleep 0.5; exit 4" } });
     await first.kill9();
-    await new Promise((r) => setTimeout(r, 1000));
+    await waitFor("ends-meanwhile to end with no supervisor", () => exitCodeWritten(storage, "ends-meanwhile"));
     second = await ModuleProcess.start(launch);
     assert.deepEqual(second.ready.replay.adopted, ["keeps-running"]);
     const ended = second.ready.replay.finished.find((f: { id: string }) => f.id === "ends-meanwhile");

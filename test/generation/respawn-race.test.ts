@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { childProcessSource, GenerationTable, type ExitEvent, type OutputEvent } from "../../lib/generation/mod.ts";
 import { isRunning } from "../../lib/proc/identity.ts";
-import { endByPid, KEY, runGuarded, runNaive, runSuccessorExitsFirst, violations, waitFor } from "./respawn-race.ts";
+import { endByPid, KEY, runGuarded, runNaive, runSuccessorExitsFirst, violations } from "./respawn-race.ts";
+import { waitFor } from "../support/wait.ts";
 
 describe("respawn race with real processes (field-notes section 3)", () => {
   it("the naive Map-keyed table gets it wrong, so this reproduction can fail", async () => {

@@ -11,6 +11,7 @@ import {
   type RetiredEvent,
 } from "../../lib/generation/mod.ts";
 import { isRunning } from "../../lib/proc/identity.ts";
+import { waitFor } from "../support/wait.ts";
 
 /**
  * Traps TERM (installed before it says "old ready"), keeps writing every
@@ -59,14 +60,6 @@ export function tapped(source: ProcessSource<ChildProcessSpec>, raw: RawChunk[])
       return handle;
     },
   };
-}
-
-export async function waitFor(what: string, ready: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 export function sleep(ms: number): Promise<void> {

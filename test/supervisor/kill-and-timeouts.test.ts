@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isRunning, Supervisor } from "../../lib/mod.ts";
+import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const storages: string[] = [];
 const open: Supervisor[] = [];
@@ -36,8 +37,13 @@ describe("kill", () => {
   });
 
   it("SIGKILL when TERM is ignored past the grace", async () => {
-    const sup = await supervisor();
-    const t = await sup.run({ shell: "trap '' TERM; sleep 30" });
+    const storage = mkdtempSync(join(tmpdir(), "outlive-kill-"));
+    storages.push(storage);
+    const sup = await supervisor(storage);
+    const t = await sup.run({ shell: "trap '' TERM; echo ignoring; sleep 30" });
+    // A TERM that came before the trap would end the shell: the answer would be "term".
+    const stdout = join(storage, "tasks", t.id, "io", "stdout");
+    await waitFor("the task to ignore TERM", () => readFileSync(stdout, "utf8") === "ignoring\n");
     const r = await sup.kill(t.id, { graceMs: 300 });
     expect(r.how).toBe("kill");
     expect(r.record.state).toBe("killed");
@@ -45,10 +51,12 @@ describe("kill", () => {
   });
 
   it("an exit code written before the kill began wins over the kill", async () => {
-    const sup = await supervisor();
-    // Exits at once but lingers in its group: the marker is there before any signal.
+    const storage = mkdtempSync(join(tmpdir(), "outlive-kill-"));
+    storages.push(storage);
+    const sup = await supervisor(storage);
+    // Exits at once: the marker is there before any signal.
     const t = await sup.run({ shell: "exit 4" });
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor("the exit code in io/exit", () => exitCodeWritten(storage, t.id));
     const r = await sup.kill(t.id);
     expect(r.record).toMatchObject({ state: "exited", exitCode: 4 });
   });
@@ -93,8 +101,8 @@ describe("timeouts and backstops", () => {
     const t = await first.run({ argv: ["bash", "-c", `trap 'echo term > ${trap}; exit 143' TERM; sleep 30 & wait`], timeoutSeconds: 1 });
     open.splice(open.indexOf(first), 1);
     await first.close();
-    await new Promise((r) => setTimeout(r, 2500));
-    expect(isRunning(t.pid!)).toBe(false);
+    // The watchdog fires at 1 s; this only waits for it (and fails at 20 s if it never does).
+    await waitFor("the watchdog to end the task", () => !isRunning(t.pid!));
     const second = await supervisor(storage);
     const done = second.get(t.id);
     expect(done.state).toBe("timed_out");

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/module-client.ts";
 import { CgroupV2Placement } from "../../lib/mod.ts";
 import { pidReuseUnavailable, spawnWithPid } from "../support/pid-reuse.ts";
+import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const cgroupProbe = await new CgroupV2Placement({ prefix: "outlive-test-restart" }).probe();
 const placements = ["process-group", ...(cgroupProbe.ok ? ["cgroup-v2"] : [])];
@@ -38,7 +39,7 @@ describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and r
     process.kill(-reused.pgid, "SIGKILL");
     const stranger = await spawnWithPid(reused.pid);
     cleanups.push(() => stranger.kill("SIGKILL"));
-    await new Promise((r) => setTimeout(r, 1500)); // let "finishes-while-down" finish with no supervisor
+    await waitFor("finishes-while-down to finish with no supervisor", () => exitCodeWritten(storage, "finishes-while-down"));
 
     const second = await ModuleProcess.start(launch);
     cleanups.push(() => second.child.kill("SIGKILL"));
