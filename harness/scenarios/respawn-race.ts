@@ -21,7 +21,8 @@ const scenario = defineScenario({
     const d = ctx.daemon({ graceMs: 3000 });
     const mod = await d.start();
     await d.run({ id: "pred", key: "session-1", argv: ["bash", "-c", PREDECESSOR] });
-    await ctx.sleep(500);
+    // Its TERM trap is set before it says "pred-up".
+    await ctx.waitFor("the predecessor's TERM trap", () => ctx.output("pred").startsWith("pred-up\n"));
     ctx.mark("respawn", "succ spawned under session-1");
     const succ = await d.run({ id: "succ", key: "session-1", shell: "echo succ-up; sleep 2; echo succ-done; exit 5" });
     ctx.check("the successor is generation 2", succ.generation === 2, succ.generation);

@@ -32,7 +32,9 @@ export function restartAdopt(name: string, runtime: "node" | "deno"): Scenario {
         ctx.check(`${spec.id} runs in its own user scope`, t.location.unit === `${ctx.prefix}-task-${spec.id}.scope` && t.location.manager === "user", t.location);
         ctx.check(`${spec.id} is outside the module's cgroup`, typeof t.location.cgroup === "string" && !t.location.cgroup.includes("/module-"), t.location.cgroup);
       }
-      await ctx.sleep(800);
+      // Each has begun its work (exit-trap's trap is set before it says "serving").
+      await ctx.waitFor("every task to start its work", () =>
+        ctx.output("exits-7-later") !== "" && ctx.output("steady-output") !== "" && ctx.output("exit-trap") === "serving\n");
 
       mod = await d.restart("restart");
       const adopted: string[] = mod.ready.replay.adopted;

@@ -18,7 +18,8 @@ const scenario = defineScenario({
     const ticker = await d.run({ id: "ticker", shell: "i=1; while :; do echo line $i; i=$((i+1)); sleep 0.1; done" });
     const trap = await d.run({ id: "exit-trap", argv: ["bash", "-c", "trap 'echo cleanup ran' EXIT; echo serving; sleep 60"] });
     ctx.check("the tasks run inside the module's cgroup (nothing else is possible here)", [ticker, trap].every((t) => String(t.supervisorCgroup).includes("/module-")), [ticker.supervisorCgroup, trap.supervisorCgroup]);
-    await ctx.sleep(800);
+    // The ticker has written some lines, and the trap is set (it is set before "serving").
+    await ctx.waitFor("the ticker's third line and the trap", () => ctx.output("ticker").includes("line 3\n") && ctx.output("exit-trap") === "serving\n");
 
     mod = await d.restart("restart");
     ctx.check("the tasks' processes are gone", ![ticker.pid, trap.pid].some((pid) => existsSync(`/proc/${pid}`)), [ticker.pid, trap.pid]);
