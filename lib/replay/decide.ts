@@ -19,7 +19,7 @@ export interface ReplayEvidence {
   /** When the wrapper's watchdog ended the task at its deadline, if it did. */
   timedOutAt: string | null;
   pid: PidEvidence;
-  /** Processes of the task still run in its group or cgroup although the wrapper is gone. */
+  /** Live processes of the task still run in its group or cgroup although the wrapper is gone (zombies do not count). */
   remnants: boolean;
   /** OOM kills in the task's cgroup; null without memory accounting. */
   oomKills: number | null;
@@ -77,7 +77,9 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
     if (code >= 128 && at >= record.deadlineAt) {
       return finish("timed_out", code, `ended by ${signalName(code - 128)} after its deadline ${record.deadlineAt} (${limitWords(record)}) passed: the backstop ended it`);
     }
-    return finish("exited", code, exitWords(code));
+    // Its exit code is its end; what it started and left behind is not ended, but said.
+    const leftRunning = ev.remnants ? "; processes it started were still running in its process group or cgroup when it ended, and were left running" : "";
+    return finish("exited", code, `${exitWords(code)}${leftRunning}`);
   }
 
   if (record.state === "starting") {

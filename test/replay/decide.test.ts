@@ -129,4 +129,14 @@ describe("decideReplay: the decision table", () => {
   it("remnants in the cgroup after the wrapper died are ended", () => {
     expect(decideReplay(record(), evidence({ remnants: true }))).toMatchObject({ state: "lost", endRemnants: true });
   });
+
+  it("what an exited task left running is said, and not ended: its exit code is its end", () => {
+    expect(decideReplay(record(), evidence({ marker: code(4), remnants: true }))).toEqual({
+      kind: "finish",
+      state: "exited",
+      exitCode: 4,
+      reason: "exited with code 4; processes it started were still running in its process group or cgroup when it ended, and were left running",
+      endRemnants: false,
+    });
+  });
 });
