@@ -21,8 +21,11 @@ export interface EvidenceContext {
 export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): Promise<ReplayEvidence> {
   // The process first, the marker after: a wrapper seen gone has written its marker already,
   // while a marker read first can be empty a moment before the wrapper writes it and exits.
-  const pid = pidEvidence(record, ctx.placement);
+  let pid = pidEvidence(record, ctx.placement);
   const marker = readExitMarkerNow(ctx.paths.exit);
+  // Seen between writing its exit code and exiting: the wrapper is about to go. Wait for that (bounded),
+  // so that what the task left running is told apart from the wrapper itself.
+  if (pid === "same" && marker.kind === "code") pid = await untilWrapperGone(record, ctx.placement);
   const timedOutAt = mtime(ctx.paths.timedOut);
   const output = [mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)];
   let remnants = false;
@@ -59,6 +62,19 @@ export function pidEvidence(record: TaskRecord, placement: Placement): PidEviden
   if (!live) return "absent";
   if (live.startTime !== record.startTime) return "reused";
   return placement.identify(record, live) ? "same" : "same-elsewhere";
+}
+
+/** How long evidence waits for a wrapper that has written its exit code to exit. */
+const WRAPPER_EXIT_WAIT_MS = 200;
+
+async function untilWrapperGone(record: TaskRecord, placement: Placement): Promise<PidEvidence> {
+  const deadline = Date.now() + WRAPPER_EXIT_WAIT_MS;
+  let pid = pidEvidence(record, placement);
+  while (pid === "same" && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    pid = pidEvidence(record, placement);
+  }
+  return pid;
 }
 
 function mtime(path: string, nonEmptyOnly = false): string | null {

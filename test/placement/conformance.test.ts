@@ -89,26 +89,29 @@ describe.each(PLACEMENT_NAMES.map((n) => [n, placements[n]] as [PlacementName, P
 
   it.skipIf(skip)("takes the exit code as the end, and says what the task left running", async () => {
     const sup = await open(name);
-    let left = 0;
+    const left: number[] = [];
     try {
-      const t = await sup.run({ shell: "sleep 60 & echo $!; exit 4" });
-      const done = await sup.wait(t.id);
-      left = Number(readFileSync(join(sup.store.root, "tasks", t.id, "io", "stdout"), "utf8"));
-      expect(done).toMatchObject({ state: "exited", exitCode: 4 });
-      expect(done.reason).toBe("exited with code 4; processes it started were still running in its process group or cgroup when it ended, and were left running");
-      expect(isRunning(left)).toBe(true);
+      // 20 of them: the end is often seen between the wrapper's exit code and its exit (1 in 6 here).
+      for (let i = 0; i < 20; i++) {
+        const t = await sup.run({ shell: "sleep 60 & echo $!; exit 4" });
+        const done = await sup.wait(t.id);
+        left.push(Number(readFileSync(join(sup.store.root, "tasks", t.id, "io", "stdout"), "utf8")));
+        expect(done).toMatchObject({ state: "exited", exitCode: 4 });
+        expect(done.reason).toBe("exited with code 4; processes it started were still running in its process group or cgroup when it ended, and were left running");
+      }
+      expect(left.filter(isRunning)).toEqual(left);
       const alone = await sup.run({ shell: "exit 5" });
       expect((await sup.wait(alone.id)).reason).toBe("exited with code 5");
       await sup.stopAll();
       if (name === "process-group") {
         // A group whose leader is gone cannot be proved the task's: stop-all leaves it (ended below by pid).
-        console.log(`conformance: process-group: after stop-all, the left-running sleep is ${isRunning(left) ? "still running" : "gone"}`);
+        console.log(`conformance: process-group: after stop-all, ${left.filter(isRunning).length} of 20 left-running sleeps still run`);
       } else {
-        await waitFor(() => !isRunning(left), 20_000);
-        expect(isRunning(left)).toBe(false);
+        await waitFor(() => !left.some(isRunning), 20_000);
+        expect(left.filter(isRunning)).toEqual([]);
       }
     } finally {
-      if (left > 0 && isRunning(left)) process.kill(left, "SIGKILL");
+      for (const pid of left.filter(isRunning)) process.kill(pid, "SIGKILL");
       await sup.close();
     }
   });
