@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { groupExists } from "../kill/process-group.ts";
+import { groupExists, waitUntil } from "../kill/process-group.ts";
 import { readExitMarkerNow } from "../observe/exit-marker.ts";
 import type { Placement } from "../placement/placement.ts";
 import { inspectPid } from "../proc/identity.ts";
@@ -68,12 +68,8 @@ export function pidEvidence(record: TaskRecord, placement: Placement): PidEviden
 const WRAPPER_EXIT_WAIT_MS = 200;
 
 async function untilWrapperGone(record: TaskRecord, placement: Placement): Promise<PidEvidence> {
-  const deadline = Date.now() + WRAPPER_EXIT_WAIT_MS;
-  let pid = pidEvidence(record, placement);
-  while (pid === "same" && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 2));
-    pid = pidEvidence(record, placement);
-  }
+  let pid: PidEvidence = "same";
+  await waitUntil(() => (pid = pidEvidence(record, placement)) !== "same", WRAPPER_EXIT_WAIT_MS, 2);
   return pid;
 }
 
