@@ -17,6 +17,7 @@ import {
   underLeader,
   type LaunchRecord,
 } from "../lib/census/mod.ts";
+import { waitUntil } from "../lib/kill/process-group.ts";
 import { readProcStat } from "../lib/proc/stat.ts";
 
 const SLEEPERS = 2_000;
@@ -61,13 +62,8 @@ function startHarness(): number {
 
 async function waitForCount(parents: number[], want: number): Promise<void> {
   const set = new Set(parents);
-  for (let tries = 0; tries < 600; tries++) {
-    const snap = await takeSnapshot();
-    const have = snap.processes.filter((p) => set.has(p.ppid) && p.argv[0] === "sleep").length;
-    if (have >= want) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`only some of the ${want} sleepers started`);
+  const started = async () => (await takeSnapshot()).processes.filter((p) => set.has(p.ppid) && p.argv[0] === "sleep").length >= want;
+  if (!(await waitUntil(started, 30_000, 50))) throw new Error(`only some of the ${want} sleepers started`);
 }
 
 async function endAll(parents: number[]): Promise<number> {

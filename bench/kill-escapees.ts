@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
+import { waitUntil } from "../lib/kill/process-group.ts";
 import { isRunning, readProcStat, Supervisor } from "../lib/mod.ts";
 import { workingPlacements } from "./placements.ts";
 import { parseSuites, runBenchInContainer } from "./in-container.ts";
@@ -70,15 +71,6 @@ function taskPids(pgid: number, pidFile: string): number[] {
   return [...new Set([...group, ...escaped])];
 }
 
-async function until(done: () => boolean, timeoutMs: number, pollMs = 1): Promise<boolean> {
-  const end = performance.now() + timeoutMs;
-  while (!done()) {
-    if (performance.now() > end) return false;
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
-  return true;
-}
-
 interface Round {
   goneMs: number | null;
   left: number;
@@ -91,7 +83,7 @@ async function round(sup: Supervisor, storage: string, n: number): Promise<Round
   const pidFile = join(storage, `escaped-${n}`);
   const t = await sup.run({ shell: script(pidFile) });
   let pids: number[] = [];
-  const ready = await until(() => {
+  const ready = await waitUntil(() => {
     pids = taskPids(t.pgid!, pidFile);
     // 50 of the task's own, plus the wrapper, its watchdog and the watchdog's sleep.
     return pids.length >= PROCESSES + 3 && pids.every(isRunning);
@@ -99,7 +91,7 @@ async function round(sup: Supervisor, storage: string, n: number): Promise<Round
   if (!ready) throw new Error(`only ${pids.length} of ${PROCESSES} processes started`);
   const t0 = performance.now();
   const { how } = await sup.kill(t.id, { graceMs: GRACE_MS });
-  const gone = await until(() => !pids.some(isRunning), GRACE_MS + 3000);
+  const gone = await waitUntil(() => !pids.some(isRunning), GRACE_MS + 3000, 1);
   const goneMs = gone ? performance.now() - t0 : null;
   const left = pids.filter(isRunning);
   const setsid = left.filter((pid) => readProcStat(pid)?.sid === pid).length;

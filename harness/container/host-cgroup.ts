@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { waitUntil } from "../../lib/kill/process-group.ts";
 import { cgroupProcs } from "../../lib/mod.ts";
 import { ContainerError } from "./errors.ts";
 
@@ -92,13 +93,8 @@ export function killCgroupTree(dir: string): void {
 }
 
 /** Waits (bounded) until no process is left anywhere in the tree. */
-export async function waitCgroupEmpty(dir: string, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (cgroupPids(dir).length === 0) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+export function waitCgroupEmpty(dir: string, timeoutMs: number): Promise<boolean> {
+  return waitUntil(() => cgroupPids(dir).length === 0, timeoutMs, 50);
 }
 
 /** rmdir deepest first; returns what could not be removed (still busy). */

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
+import { waitUntil } from "../../lib/kill/process-group.ts";
 import { isSameProcess } from "../../lib/proc/identity.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
 import { runCommand, type CommandResult } from "./command.ts";
@@ -218,14 +219,12 @@ function childPids(pid: number): number[] {
   }
 }
 
-async function waitGone(identity: { pid: number; startTime: string }, timeoutMs: number, eachPoll: () => void = () => {}): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (isSameProcess(identity)) {
-    if (Date.now() >= deadline) return false;
+function waitGone(identity: { pid: number; startTime: string }, timeoutMs: number, eachPoll: () => void = () => {}): Promise<boolean> {
+  return waitUntil(() => {
+    if (!isSameProcess(identity)) return true;
     eachPoll();
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return true;
+    return false;
+  }, timeoutMs, 50);
 }
 
 /**

@@ -23,7 +23,10 @@ const scenario = defineScenario({
     const mod = await d.start();
     const t = await d.run({ id: "escaper", shell: ESCAPE });
     const dir: string = t.location.cgroupDir;
-    const before = await ctx.waitFor("the escapees to start", () => cgroupProcs(dir).length >= 5 && cgroupProcs(dir), 10_000);
+    const before = await ctx.waitFor("the escapees to start", () => {
+      const procs = cgroupProcs(dir);
+      return procs.length >= 5 && procs;
+    }, 10_000);
     const sessions = new Set(before.map((pid) => readProcStat(pid)?.sid ?? "gone"));
     ctx.fact("processesBeforeKill", before.length);
     ctx.check("the task's processes span more than one session", sessions.size > 1, [...sessions]);

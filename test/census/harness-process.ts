@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { readProcStat } from "../../lib/proc/stat.ts";
 import { takeSnapshot, underLeader } from "../../lib/census/mod.ts";
+import { waitFor as waitForNamed } from "../support/wait.ts";
 
 export const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
 export const HARNESS_SCRIPT = `${FIXTURES}harness.mjs`;
@@ -59,13 +60,9 @@ export async function startHarness(
   return { pid: child.pid!, startTime: stat.startTime, children, process: child };
 }
 
-/** Polls until `check` is true (or throws after `ms`). */
-export async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 25));
-  }
+/** Polls until `check` is true (or throws after `ms`): test/support/wait.ts's `waitFor`, unnamed. */
+export function waitFor(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  return waitForNamed("a census test's condition", check, ms, 25);
 }
 
 /** Live processes under `pid` (no identity check), for waiting and cleanup. */

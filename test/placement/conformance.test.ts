@@ -17,6 +17,7 @@ import {
   readProcStat,
   Supervisor,
 } from "../../lib/mod.ts";
+import { waitFor } from "../support/wait.ts";
 
 const PREFIX = `conf${process.pid}`;
 const placements = makePlacements(PREFIX, undefined);
@@ -41,11 +42,6 @@ afterAll(() => {
 async function open(name: PlacementName, storage = mkdtempSync(join(tmpdir(), `outlive-conf-${name}-`))) {
   storages.push(storage);
   return Supervisor.open({ storage, placement: name, mode: "daemon", prefix: PREFIX, log: () => {}, livenessIntervalMs: 50, graceMs: 1500 });
-}
-
-async function waitFor(done: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
 }
 
 /** Some process of the group has exec'd this command line (NUL-separated, as in /proc/<pid>/cmdline). */
@@ -107,7 +103,7 @@ describe.each(PLACEMENT_NAMES.map((n) => [n, placements[n]] as [PlacementName, P
         // A group whose leader is gone cannot be proved the task's: stop-all leaves it (ended below by pid).
         console.log(`conformance: process-group: after stop-all, ${left.filter(isRunning).length} of 20 left-running sleeps still run`);
       } else {
-        await waitFor(() => !left.some(isRunning), 20_000);
+        await waitFor("stop-all to end the left-running sleeps", () => !left.some(isRunning), 20_000, 10);
         expect(left.filter(isRunning)).toEqual([]);
       }
     } finally {
@@ -136,7 +132,7 @@ describe.each(PLACEMENT_NAMES.map((n) => [n, placements[n]] as [PlacementName, P
       const t = await sup.run({ argv: ["bash", "-c", `trap 'echo ran > ${trapFile}' EXIT; sleep 60`] });
       // A TERM that lands before bash set its trap, or while its child is between fork and exec
       // (still holding bash's handler), is swallowed by bash: wait until `sleep 60` really runs.
-      await waitFor(() => groupRuns(t.pgid!, "sleep\x0060\x00"), 20_000);
+      await waitFor("`sleep 60` to run in the task's group", () => groupRuns(t.pgid!, "sleep\x0060\x00"), 20_000, 10);
       const { how, record } = await sup.kill(t.id);
       expect(how).toBe("term");
       expect(record.state).toBe("killed");

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EXPAND_ENVIRONMENT_SINCE, SystemdScopePlacement } from "../../lib/placement/systemd-scope.ts";
 import { isRunning, Supervisor } from "../../lib/mod.ts";
+import { waitUntil } from "../../lib/kill/process-group.ts";
 
 const PREFIX = `sds${process.pid}`;
 const placement = new SystemdScopePlacement({ prefix: PREFIX });
@@ -36,14 +37,8 @@ function unitState(unit: string): { load: string; active: string; result: string
   return { load: f.LoadState, active: f.ActiveState, result: f.Result };
 }
 
-async function until(done: () => boolean, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return true;
-}
+/** lib's fast poll, at the 50 ms these waits on systemd use. */
+const until = (done: () => boolean, timeoutMs: number) => waitUntil(done, timeoutMs, 50);
 
 /** Starts `cmd` in a task scope of this prefix, as the placement would, but with no supervisor or record. */
 function startBareScope(id: string, backstopSeconds: number, cmd: string[]): Promise<ChildProcess> {

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { waitUntil } from "../../lib/kill/process-group.ts";
 import { readExitMarkerNow } from "../../lib/observe/exit-marker.ts";
 
 /**
@@ -7,11 +8,7 @@ import { readExitMarkerNow } from "../../lib/observe/exit-marker.ts";
  * fixed time: a loaded machine only makes the wait longer.
  */
 export async function waitFor(what: string, ready: () => boolean | Promise<boolean>, timeoutMs = 20_000, intervalMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ready())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
+  if (!(await waitUntil(ready, timeoutMs, intervalMs))) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
 /** True once task `id`'s wrapper has written its exit code to `<storage>/tasks/<id>/io/exit`. */
