@@ -16,6 +16,8 @@ export type CensusErrorCode =
   | "leader-zombie"
   | "leader-identity-changed"
   | "leader-identity-unverifiable"
+  // The cgroup source
+  | "cgroup-unreadable"
   // The launch record
   | "launch-record-unknown"
   // Config sources (they only ever add nothing; they never stop the census)

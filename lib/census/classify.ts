@@ -1,5 +1,7 @@
 import type { LaunchServer } from "./launch-record.ts";
-import { baseName, DEFAULT_INTERPRETERS } from "./server-spec.ts";
+import { isInterpreter } from "./interpreter-name.ts";
+import { argvIsNpxTitle } from "./launcher-title.ts";
+import { DEFAULT_INTERPRETERS } from "./server-spec.ts";
 import type { LeaderCensus, CensusMember } from "./under-leader.ts";
 
 /** What a process under the leader is, as far as retiring the leader goes. */
@@ -17,8 +19,11 @@ export interface ClassifiedMember extends CensusMember {
 
 /**
  * True when `argv` runs `server`: its program (in any recorded form), or a
- * listed interpreter running that program as a script, followed by exactly
- * the configured args.
+ * listed interpreter (versioned names too: `python3.11`) running that
+ * program as a script, followed by exactly the configured args; or, for
+ * `npx`, npm's rewritten process title for exactly those args. A launcher
+ * (`npx`, `uvx`, `bunx`, `pipx run`) is matched as the config writes it,
+ * and what it starts is the server's own by parent chain.
  *
  * @example
  * ```ts
@@ -31,7 +36,8 @@ export interface ClassifiedMember extends CensusMember {
 export function argvRunsServer(argv: readonly string[], server: LaunchServer, interpreters: readonly string[] = DEFAULT_INTERPRETERS): boolean {
   if (argv.length === 0) return false;
   if (server.programs.includes(argv[0]) && sameArgs(argv, 1, server.args)) return true;
-  return argv.length >= 2 && interpreters.includes(baseName(argv[0])) && server.programs.includes(argv[1]) && sameArgs(argv, 2, server.args);
+  if (argv.length >= 2 && isInterpreter(argv[0], interpreters) && server.programs.includes(argv[1]) && sameArgs(argv, 2, server.args)) return true;
+  return argvIsNpxTitle(argv, server);
 }
 
 function sameArgs(argv: readonly string[], from: number, args: readonly string[]): boolean {

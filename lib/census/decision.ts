@@ -2,8 +2,8 @@ import { censusError, type CensusError } from "./census-error.ts";
 import { classifyMembers, type ClassifiedMember } from "./classify.ts";
 import type { LaunchRecord } from "./launch-record.ts";
 import { DEFAULT_INTERPRETERS } from "./server-spec.ts";
-import { takeSnapshot, type ProcessSnapshot, type ProcessSnapshotOptions } from "./snapshot.ts";
-import { underLeader, type CensusResult, type LeaderIdentity, type MemberReason } from "./under-leader.ts";
+import { takeCensus, type CensusOptions } from "./take-census.ts";
+import type { CensusResult, LeaderIdentity, MemberReason } from "./under-leader.ts";
 
 /** The process that keeps a harness up. */
 export interface BlockingProcess {
@@ -53,18 +53,15 @@ export function decideIdle(result: CensusResult, record: LaunchRecord | null, in
   return { verdict: "retire", servers };
 }
 
-export interface MayRetireOptions extends ProcessSnapshotOptions {
-  /** A snapshot already taken (one scan for many harnesses); by default a new one. */
-  snapshot?: ProcessSnapshot;
-  /** The caller's process group, never taken for the leader's. Default: the caller's own. */
-  callerPgid?: number;
+export interface MayRetireOptions extends CensusOptions {
   /** Interpreters that may run a server's program as a script. Default `DEFAULT_INTERPRETERS`. */
   interpreters?: readonly string[];
 }
 
 /**
  * May this idle harness be ended now? Takes a census under `leader` and
- * checks every process there against the launch record. Fails closed: any
+ * checks every process there (by parent chain, group, and the leader's own
+ * cgroup where it has one) against the launch record. Fails closed: any
  * doubt is "keep" with the reason.
  *
  * @example
@@ -79,7 +76,6 @@ export interface MayRetireOptions extends ProcessSnapshotOptions {
  * ```
  */
 export async function mayRetireIdle(leader: LeaderIdentity, launchRecord: LaunchRecord | null, options: MayRetireOptions = {}): Promise<IdleDecision> {
-  const snapshot = options.snapshot ?? (await takeSnapshot(options));
-  const result = underLeader(snapshot, leader, { callerPgid: options.callerPgid });
+  const result = await takeCensus(leader, options);
   return decideIdle(result, launchRecord, options.interpreters);
 }

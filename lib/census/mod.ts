@@ -33,11 +33,22 @@ export {
   underLeader,
   type CensusMember,
   type CensusResult,
+  type CensusSources,
+  type CgroupSource,
   type LeaderCensus,
   type LeaderIdentity,
   type MemberReason,
   type UnderLeaderOptions,
 } from "./under-leader.ts";
+/** The census from every source: parent chain, group, the leader's own cgroup. See {@link takeCensus}'s example. */
+export { takeCensus, type CensusOptions } from "./take-census.ts";
+/** Which cgroup is the leader's own, failing closed on shared ones. See {@link pickLeaderCgroup}'s example. */
+export { pickLeaderCgroup, TASK_CGROUP_NAME, type CgroupChoice, type CgroupPick, type CgroupPickInput } from "./cgroup-choice.ts";
+/** Every pid in a cgroup and below it. See {@link readCgroupMembers}'s example. */
+export { readCgroupMembers, type CgroupMembers } from "./cgroup-members.ts";
+/** Versioned interpreter names (`python3.11`) and npm's rewritten `npx` title. */
+export { isInterpreter } from "./interpreter-name.ts";
+export { argvIsNpxTitle, npxTitle } from "./launcher-title.ts";
 /** The MCP servers a harness's configs named at launch. See {@link readLaunchRecord}'s example. */
 export { readLaunchRecord, type LaunchInputs, type LaunchRecord, type LaunchRecordOptions, type LaunchServer } from "./launch-record.ts";
 /** Claude Code's and Codex's config sources, as pure parsers. */

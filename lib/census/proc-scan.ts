@@ -1,7 +1,7 @@
 import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import { isGone, parseProcStat } from "../proc/stat.ts";
 import { censusError, describeThrown, errnoCode, type CensusError } from "./census-error.ts";
-import type { CensusProcess, ProcessSnapshot } from "./snapshot.ts";
+import type { CensusProcess, ProcessSnapshot } from "./process-list.ts";
 
 /**
  * Reads every `/proc/<pid>` now. Synchronous on purpose: for a couple of
@@ -34,6 +34,21 @@ export function scanProc(procRoot: string): ProcessSnapshot {
     if (seen) processes.push(seen);
   }
   return { source: "proc", exactArgv: true, complete: problems.length === 0, problems, processes, takenAt };
+}
+
+/**
+ * One process read now, for a pid that a later source (a cgroup's member
+ * list) names but the scan did not see. Null when it is gone; a problem is
+ * pushed when it exists but cannot be read.
+ *
+ * @example
+ * ```ts
+ * import { readProcess } from "./proc-scan.ts";
+ * console.log(readProcess("/proc", process.pid, [])?.pid === process.pid); // true
+ * ```
+ */
+export function readProcess(procRoot: string, pid: number, problems: CensusError[]): CensusProcess | null {
+  return readOne(new ProcFileReader(), procRoot, String(pid), problems);
 }
 
 function readOne(reader: ProcFileReader, procRoot: string, name: string, problems: CensusError[]): CensusProcess | null {

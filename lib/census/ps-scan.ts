@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { censusError, describeThrown, type CensusError } from "./census-error.ts";
-import type { CensusProcess, ProcessSnapshot } from "./snapshot.ts";
+import type { CensusProcess, ProcessSnapshot } from "./process-list.ts";
 
 /**
  * The columns the fallback asks `ps` for; `args` last, since it holds spaces.

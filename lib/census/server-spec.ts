@@ -1,4 +1,7 @@
 import { censusError, type CensusError } from "./census-error.ts";
+import { isInterpreter } from "./interpreter-name.ts";
+
+export { baseName } from "./interpreter-name.ts";
 
 /** A configured stdio server whose command and args can be matched exactly. */
 export interface ServerSpec {
@@ -27,10 +30,6 @@ export type SpecCheck =
 
 const HOLDS_WHITESPACE = /\s/;
 
-/** The last path component; for `/usr/bin/node` that is `node`. */
-export function baseName(path: string): string {
-  return path.slice(path.lastIndexOf("/") + 1);
-}
 
 function part(value: unknown): string | null {
   return typeof value === "string" && value !== "" && !HOLDS_WHITESPACE.test(value) ? value : null;
@@ -89,7 +88,7 @@ export function checkServerSpec(
     }
     args.push(arg);
   }
-  if (args.length === 0 && interpreters.includes(baseName(command))) {
+  if (args.length === 0 && isInterpreter(command, interpreters)) {
     return { ok: false, error: censusError("server-invalid", `${label} is the bare interpreter "${command}" with no script; it is never recognised`) };
   }
   return { ok: true, spec: { name, source, command, args } };

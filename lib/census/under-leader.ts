@@ -1,12 +1,14 @@
 import { censusError, type CensusError } from "./census-error.ts";
-import type { CensusProcess, ProcessSnapshot } from "./snapshot.ts";
+import type { CensusProcess, ProcessSnapshot } from "./process-list.ts";
 
 /** Why a process counts as under the leader. */
 export type MemberReason =
   /** Reached by parent links from the leader (or from a group member). */
   | "child-chain"
   /** In the leader's process group, wherever its parent is now (even init). */
-  | "group-member";
+  | "group-member"
+  /** In the leader's own cgroup (or below it), whatever its parent, group or session. */
+  | "cgroup-member";
 
 export interface CensusMember {
   process: CensusProcess;
@@ -21,6 +23,29 @@ export interface LeaderCensus {
   groupTaken: boolean;
   /** Whether each argv is exact (see `ProcessSnapshot.exactArgv`). */
   exactArgv: boolean;
+  /** The sources used: the parent chain always, the group and the cgroup when taken. */
+  sources: CensusSources;
+}
+
+export interface CensusSources {
+  parentChain: true;
+  processGroup: boolean;
+  /** The cgroup v2 path whose members were taken, or null. */
+  cgroup: string | null;
+  /** Why no cgroup was taken, when none was. */
+  cgroupNote?: string;
+  /**
+   * Processes of the leader's group or cgroup that are not under it: its
+   * ancestors there (a task's wrapper) and their own forks (the wrapper's
+   * watchdog) with what runs below them. Their pids, for the record.
+   */
+  notUnder: number[];
+}
+
+/** The cgroup source, read by the caller: the cgroup and every pid in it and below it. */
+export interface CgroupSource {
+  cgroup: string;
+  pids: Iterable<number>;
 }
 
 export type CensusResult = { ok: true; census: LeaderCensus } | { ok: false; error: CensusError };
@@ -42,14 +67,19 @@ export interface UnderLeaderOptions {
   callerPgid?: number;
   /** Default `process.pid`; used only to find `callerPgid`. */
   callerPid?: number;
+  /** The leader's own cgroup and its members (see `pickLeaderCgroup`); none by default. */
+  cgroup?: CgroupSource;
+  /** Why no cgroup is given, for `sources.cgroupNote`. */
+  cgroupNote?: string;
 }
 
 const isZombie = (p: CensusProcess) => p.state === "Z" || p.state === "X";
 
 /**
- * Every live process under `leader`: its descendants by parent chain, and
- * every member of its process group (with their descendants). Zombies are
- * skipped. Fails closed on an incomplete snapshot, a missing or zombie
+ * Every live process under `leader`: its descendants by parent chain,
+ * every member of its process group, and every process of its own cgroup
+ * when one is given (each with its descendants). Zombies are skipped, and
+ * so are the leader's ancestors in the cgroup and their forks.  Fails closed on an incomplete snapshot, a missing or zombie
  * leader, or a leader whose start time is not the recorded one.
  *
  * @example
@@ -112,6 +142,10 @@ export function underLeader(snapshot: ProcessSnapshot, leader: LeaderIdentity, o
     }
   };
   walk(head);
+  const inCgroup = new Set(options.cgroup?.pids ?? []);
+  // The leader's ancestors share its group (a task's wrapper) or cgroup; they and their forks are above it, not under it.
+  const ancestry = ancestryOf(head, byPid, children, (p) => inCgroup.has(p.pid) || (groupTaken && p.pgid === head.pgid));
+  for (const pid of ancestry) taken.add(pid);
   if (groupTaken) {
     for (const p of snapshot.processes) {
       if (p.pgid !== head.pgid || taken.has(p.pid) || isZombie(p)) continue;
@@ -120,5 +154,52 @@ export function underLeader(snapshot: ProcessSnapshot, leader: LeaderIdentity, o
       walk(p);
     }
   }
-  return { ok: true, census: { leader: head, members, groupTaken, exactArgv: snapshot.exactArgv } };
+  if (options.cgroup) {
+    for (const pid of inCgroup) {
+      const p = byPid.get(pid);
+      if (!p || isZombie(p) || taken.has(pid)) continue;
+      taken.add(pid);
+      members.push({ process: p, why: "cgroup-member" });
+      walk(p);
+    }
+  }
+  const notUnder = [...ancestry].filter((pid) => !isZombie(byPid.get(pid)!));
+  const sources: CensusSources = { parentChain: true, processGroup: groupTaken, cgroup: options.cgroup?.cgroup ?? null, notUnder };
+  if (!options.cgroup && options.cgroupNote) sources.cgroupNote = options.cgroupNote;
+  return { ok: true, census: { leader: head, members, groupTaken, exactArgv: snapshot.exactArgv, sources } };
+}
+
+/**
+ * The leader's ancestors, their forks (a child with its parent's very argv:
+ * not exec'd, so still the ancestor's own code, like a wrapper's watchdog
+ * subshell) and everything below those forks. None of it was started by
+ * the leader, so none of it is under the leader.
+ */
+function ancestryOf(
+  head: CensusProcess,
+  byPid: Map<number, CensusProcess>,
+  children: Map<number, CensusProcess[]>,
+  inScope: (p: CensusProcess) => boolean,
+): Set<number> {
+  // Only ancestors in the leader's group or cgroup: above them (a supervisor, init) nothing is taken anyway.
+  const ancestors = new Set<number>();
+  for (let p = byPid.get(head.ppid); p && inScope(p) && !ancestors.has(p.pid) && p.pid !== head.pid; p = byPid.get(p.ppid)) ancestors.add(p.pid);
+  const ancestry = new Set(ancestors);
+  for (const pid of ancestors) {
+    const parent = byPid.get(pid)!;
+    for (const child of children.get(pid) ?? []) {
+      if (child.pid === head.pid || ancestors.has(child.pid) || !sameArgv(child.argv, parent.argv)) continue;
+      const queue = [child];
+      for (let i = 0; i < queue.length; i++) {
+        if (queue[i].pid === head.pid || ancestry.has(queue[i].pid)) continue;
+        ancestry.add(queue[i].pid);
+        queue.push(...(children.get(queue[i].pid) ?? []));
+      }
+    }
+  }
+  return ancestry;
+}
+
+function sameArgv(a: readonly string[], b: readonly string[]): boolean {
+  return a.length > 0 && a.length === b.length && a.every((x, i) => x === b[i]);
 }

@@ -19,6 +19,7 @@ const census = (members: [CensusProcess, "child-chain" | "group-member"][], exac
   members: members.map(([process, why]) => ({ process, why })),
   groupTaken: true,
   exactArgv,
+  sources: { parentChain: true, processGroup: true, cgroup: null, notUnder: [] },
 });
 const record = (servers: LaunchServer[]): LaunchRecord => ({ known: true, servers, notes: [], readAt: "2026-01-01T00:00:00.000Z" });
 
@@ -35,7 +36,7 @@ describe("argvRunsServer", () => {
   it("refuses other paths, unlisted interpreters, interpreter options, and any other args", () => {
     expect(argvRunsServer(["/opt/fs-mcp", "--root", "/srv"], s)).toBe(false);
     expect(argvRunsServer(["java", "fs-mcp", "--root", "/srv"], s)).toBe(false);
-    expect(argvRunsServer(["python3", "fs-mcp", "--root", "/srv"], s)).toBe(false);
+    expect(argvRunsServer(["python3-config", "fs-mcp", "--root", "/srv"], s)).toBe(false);
     expect(argvRunsServer(["node", "--inspect", "fs-mcp", "--root", "/srv"], s)).toBe(false);
     expect(argvRunsServer(["fs-mcp", "--root"], s)).toBe(false);
     expect(argvRunsServer(["fs-mcp", "--root", "/srv", "--extra"], s)).toBe(false);
