@@ -28,4 +28,5 @@ export { decideReplay, exitWords, type PidEvidence, type ReplayDecision, type Re
 export { replayAll, type ReplayItem } from "./replay/replay-all.ts";
 export * from "./proc/mod.ts";
 export * from "./census/mod.ts";
+export * from "./launch/mod.ts";
 export * from "./generation/mod.ts";

@@ -1,0 +1,83 @@
+import { censusError } from "../census/census-error.ts";
+import { decideIdle, type IdleDecision } from "../census/decision.ts";
+import { DEFAULT_INTERPRETERS } from "../census/server-spec.ts";
+import { takeSnapshot } from "../census/snapshot.ts";
+import { takeCensus } from "../census/take-census.ts";
+import type { KillResult, Supervisor } from "../supervisor/supervisor.ts";
+import { harnessLeader } from "./harness-leader.ts";
+import { readLaunchRecordFile } from "./record-file.ts";
+
+export interface HarnessIdleDecision {
+  decision: IdleDecision;
+  /** The harness's pid (the wrapper's command), when it could be named. */
+  harnessPid: number | null;
+  /** False when the task has no usable launch record: it was then judged as adopted without one. */
+  launchRecordFound: boolean;
+  /** The cgroup whose members were counted, when one was. */
+  cgroup: string | null;
+}
+
+export interface HarnessRetireOptions {
+  /** Interpreters that may run a server's program as a script. Default `DEFAULT_INTERPRETERS`. */
+  interpreters?: readonly string[];
+  /** The kill ladder's TERM-to-KILL grace. Default: the supervisor's. */
+  graceMs?: number;
+}
+
+/**
+ * May the idle harness of task `id` be ended now? The harness is the
+ * task's command; what runs under it is counted by parent chain, group and
+ * the task's own cgroup (so setsid + double-forked work keeps it up), and
+ * judged against the launch record stored with the task.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { Supervisor } from "../supervisor/supervisor.ts";
+ * import { launchHarness } from "./launch-harness.ts";
+ * import { mayRetireHarness } from "./retire-harness.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-retire-"));
+ * const sup = await Supervisor.open({ storage, log: () => {} });
+ * const { task } = await launchHarness(sup, { harness: "other", argv: ["sh", "-c", "sleep 30 & wait"], servers: [] });
+ * await new Promise((r) => setTimeout(r, 300));
+ * console.log((await mayRetireHarness(sup, task.id)).decision.verdict); // "keep": its sleep is real work
+ * await sup.kill(task.id);
+ * await sup.close();
+ * rmSync(storage, { recursive: true });
+ * ```
+ */
+export async function mayRetireHarness(sup: Supervisor, id: string, options: HarnessRetireOptions = {}): Promise<HarnessIdleDecision> {
+  const task = sup.get(id);
+  const none = { harnessPid: null, launchRecordFound: false, cgroup: null };
+  if (task.state !== "running" || task.pid === null) {
+    return { ...none, decision: { verdict: "keep", reason: censusError("leader-missing", `task ${id} is ${task.state}, not running`) } };
+  }
+  const stored = await readLaunchRecordFile(sup.store.root, id);
+  const snapshot = await takeSnapshot();
+  const named = harnessLeader(snapshot, { pid: task.pid, startTime: task.startTime });
+  if (!named.ok) return { ...none, launchRecordFound: stored.ok, decision: { verdict: "keep", reason: named.error } };
+  const cgroup = task.location.cgroup ?? null;
+  // The task's own cgroup is named outright: outlive made it for this task alone.
+  const result = await takeCensus(named.leader, { snapshot, cgroup: cgroup ? { path: cgroup } : "none" });
+  const decision = decideIdle(result, stored.ok ? stored.record : null, options.interpreters ?? DEFAULT_INTERPRETERS);
+  const used = result.ok ? result.census.sources.cgroup : null;
+  return { decision, harnessPid: named.leader.pid, launchRecordFound: stored.ok, cgroup: used };
+}
+
+/**
+ * Ends task `id`'s harness when it may be retired: the kill ladder on its
+ * group, then its whole unit or cgroup, so work that escaped the group ends
+ * too. Keeps it (and says why) otherwise.
+ */
+export async function retireIdleHarness(
+  sup: Supervisor,
+  id: string,
+  options: HarnessRetireOptions = {},
+): Promise<HarnessIdleDecision & { killed: KillResult | null }> {
+  const judged = await mayRetireHarness(sup, id, options);
+  if (judged.decision.verdict !== "retire") return { ...judged, killed: null };
+  const killed = await sup.kill(id, { graceMs: options.graceMs, reason: "idle harness retired: only its MCP servers ran under it" });
+  return { ...judged, killed };
+}

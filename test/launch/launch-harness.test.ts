@@ -1,0 +1,111 @@
+/**
+ * A harness launched through outlive, on real processes in a real task
+ * cgroup: its launch record survives a daemon restart, a setsid +
+ * double-forked child keeps it up (found only through the cgroup), and its
+ * retirement ends the whole cgroup.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { CgroupV2Placement, launchHarness, mayRetireHarness, readLaunchRecordFile, readProcStat, retireIdleHarness, Supervisor } from "../../lib/mod.ts";
+import { HARNESS_SCRIPT, SERVER_SCRIPT } from "../census/harness-process.ts";
+import { waitFor } from "../support/wait.ts";
+
+const PREFIX = `lh${process.pid}`;
+const probe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
+if (!probe.ok) console.log(`launch-harness: skipped: the cgroup-v2 placement does not work here: ${probe.reason}`);
+
+const dirs: string[] = [];
+const strays = new Set<number>();
+afterAll(() => {
+  for (const pid of strays) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone, as it should be.
+    }
+  }
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const alive = (pid: number) => {
+  const s = readProcStat(pid);
+  return s !== null && s.state !== "Z";
+};
+
+describe.skipIf(!probe.ok)("a harness launched through outlive", () => {
+  it("keeps its launch record through a daemon restart, is kept up by an escapee in its cgroup, and retires with its whole cgroup", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-launch-"));
+    const project = mkdtempSync(join(tmpdir(), "outlive-launch-project-"));
+    dirs.push(storage, project);
+    writeFileSync(join(project, ".mcp.json"), JSON.stringify({ mcpServers: { notes: { command: process.execPath, args: [SERVER_SCRIPT] } } }));
+    const escapeeFile = join(project, "escapee.pid");
+    const plans = [
+      { argv: [process.execPath, SERVER_SCRIPT] },
+      // setsid, then a double fork: ppid 1, a session and group of its own.
+      { argv: ["sh", "-c", `( setsid sh -c 'echo $$ > ${escapeeFile}; exec sleep 300' & ) ; exit 0`] },
+    ];
+    const open = () => Supervisor.open({ storage, mode: "daemon", placement: "cgroup-v2", prefix: PREFIX, log: () => {}, graceMs: 500 });
+    let sup = await open();
+    const { task, launchRecord } = await launchHarness(sup, {
+      harness: "claude-code",
+      argv: [process.execPath, HARNESS_SCRIPT, JSON.stringify(plans)],
+      cwd: project,
+      env: { HOME: project },
+    });
+    expect(launchRecord.known).toBe(true);
+    expect(launchRecord.servers.map((s) => s.name)).toEqual(["notes"]);
+    await waitFor("the escapee's pid", () => existsSync(escapeeFile) && readFileSync(escapeeFile, "utf8").endsWith("\n"));
+    const escapee = Number(readFileSync(escapeeFile, "utf8"));
+    strays.add(escapee);
+    expect(readProcStat(escapee)!.ppid).not.toBe(task.pid);
+
+    const before = await mayRetireHarness(sup, task.id);
+    expect(before.decision.verdict).toBe("keep");
+    expect(before.decision.blocking).toMatchObject({ pid: escapee, why: "cgroup-member" });
+    expect(before.cgroup).toBe(task.location.cgroup);
+
+    // The daemon restarts: the next supervisor adopts the task and reads the same record back.
+    await sup.drain("restart");
+    sup = await open();
+    try {
+      expect(sup.get(task.id).state).toBe("running");
+      const stored = await readLaunchRecordFile(storage, task.id);
+      expect(stored.ok && stored.record).toEqual(launchRecord);
+      const adopted = await mayRetireHarness(sup, task.id);
+      expect(adopted.launchRecordFound).toBe(true);
+      expect(adopted.decision.blocking?.pid).toBe(escapee);
+
+      process.kill(escapee, "SIGKILL");
+      await waitFor("the escapee to end", () => !alive(escapee));
+      const cgroupDir = task.location.cgroupDir!;
+      const members = readFileSync(join(cgroupDir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
+      for (const pid of members) strays.add(pid);
+      const retired = await retireIdleHarness(sup, task.id);
+      expect(retired.decision.verdict).toBe("retire");
+      expect(retired.decision.servers?.map((s) => s.server)).toEqual(["notes"]);
+      expect(retired.killed?.record.state).toBe("killed");
+      await waitFor("the task cgroup to be removed", () => !existsSync(cgroupDir));
+      expect(members.filter(alive)).toEqual([]);
+    } finally {
+      await sup.close();
+    }
+  });
+
+  it("a task with no launch record is judged as adopted without one: any MCP server keeps it up", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-launch-"));
+    dirs.push(storage);
+    const sup = await Supervisor.open({ storage, mode: "daemon", placement: "cgroup-v2", prefix: PREFIX, log: () => {}, graceMs: 500 });
+    try {
+      const task = await sup.run({ argv: [process.execPath, HARNESS_SCRIPT, JSON.stringify([{ argv: [process.execPath, SERVER_SCRIPT] }])] });
+      await waitFor("the harness's server", async () => (await mayRetireHarness(sup, task.id)).decision.blocking !== undefined);
+      const judged = await mayRetireHarness(sup, task.id);
+      expect(judged.launchRecordFound).toBe(false);
+      expect(judged.decision.blocking?.why).toBe("child-chain");
+      await sup.kill(task.id);
+    } finally {
+      await sup.close();
+    }
+  });
+});
