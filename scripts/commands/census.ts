@@ -4,8 +4,8 @@ import {
   classifyMembers,
   decideIdle,
   readLaunchRecord,
-  takeSnapshot,
-  underLeader,
+  takeCensus,
+  type CgroupChoice,
   type ClassifiedMember,
   type IdleDecision,
   type LaunchInputs,
@@ -14,12 +14,18 @@ import {
 
 const USAGE = `Usage: outlive census PID [options]
 
-Lists every process under PID (by parent chain, and its process group even
-when reparented to init), with why each is included. With launch inputs,
+Lists every process under PID (by parent chain, its process group even
+when reparented to init, and its own cgroup even after setsid and a double
+fork), with why each is included and which sources were used. With launch inputs,
 also says whether the harness PID may be ended while idle.
 
 Options:
   --json                    Print one JSON object instead of a table.
+  --cgroup auto|PATH|none   The cgroup source: auto (default) takes PID's cgroup
+                            exactly when it is an outlive task's; PATH names one
+                            (as /proc/PID/cgroup writes it, or its folder); none
+                            leaves it out. A shared cgroup (the root, a session,
+                            a slice, this command's own) is never taken.
   --start-time TICKS        The start time recorded for PID; a different one gives no answer.
   --mcp-config FILE|JSON    A Claude Code --mcp-config value (repeatable).
   --strict-mcp-config       Only the --mcp-config servers, as Claude Code would.
@@ -65,6 +71,7 @@ export async function censusCommand(args: string[], io: CommandIO = defaultIO): 
       options: {
         json: { type: "boolean" },
         "start-time": { type: "string" },
+        cgroup: { type: "string" },
         "mcp-config": { type: "string", multiple: true },
         "strict-mcp-config": { type: "boolean" },
         codex: { type: "boolean" },
@@ -88,6 +95,11 @@ export async function censusCommand(args: string[], io: CommandIO = defaultIO): 
   if (!/^\d+$/.test(positionals[0]) || !Number.isSafeInteger(pid) || pid < 1) return usage(io, `PID must be a positive integer, got ${JSON.stringify(positionals[0])}`);
   const startTime = values["start-time"];
   if (startTime !== undefined && !/^\d+$/.test(startTime)) return usage(io, `--start-time must be clock ticks (digits), got ${JSON.stringify(startTime)}`);
+  const cgroupValue = values.cgroup ?? "auto";
+  if (cgroupValue !== "auto" && cgroupValue !== "none" && !cgroupValue.startsWith("/")) {
+    return usage(io, `--cgroup must be auto, none or an absolute cgroup path, got ${JSON.stringify(cgroupValue)}`);
+  }
+  const cgroup: CgroupChoice = cgroupValue === "auto" || cgroupValue === "none" ? cgroupValue : { path: cgroupValue };
   const timeoutMs = values["timeout-ms"] === undefined ? 3_000 : Number(values["timeout-ms"]);
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) return usage(io, `--timeout-ms must be a non-negative number, got ${JSON.stringify(values["timeout-ms"])}`);
   if (values.codex && (values["mcp-config"] || values["strict-mcp-config"])) return usage(io, "--codex cannot be combined with Claude Code's --mcp-config or --strict-mcp-config");
@@ -105,8 +117,7 @@ export async function censusCommand(args: string[], io: CommandIO = defaultIO): 
     record = await readLaunchRecord(inputs, { timeoutMs });
   }
 
-  const snapshot = await takeSnapshot();
-  const result = underLeader(snapshot, { pid, startTime });
+  const result = await takeCensus({ pid, startTime }, { cgroup });
   const decision = wantsDecision ? decideIdle(result, record) : null;
   if (!result.ok) {
     if (values.json) io.out(JSON.stringify({ ok: false, error: result.error, decision }, null, 2) + "\n");
@@ -115,11 +126,12 @@ export async function censusCommand(args: string[], io: CommandIO = defaultIO): 
   }
   const members = classifyMembers(result.census, record?.servers ?? []);
   if (values.json) {
-    const { leader, groupTaken } = result.census;
-    io.out(JSON.stringify({ ok: true, source: snapshot.source, leader, groupTaken, members: members.map(memberJson), launchRecord: record, decision }, null, 2) + "\n");
+    const { leader, groupTaken, sources } = result.census;
+    io.out(JSON.stringify({ ok: true, source: result.census.exactArgv ? "proc" : "ps", sources, leader, groupTaken, members: members.map(memberJson), launchRecord: record, decision }, null, 2) + "\n");
     return 0;
   }
   io.out(table(result.census.leader, members, result.census.groupTaken, record !== null));
+  io.out(sourcesLine(result.census.sources) + "\n");
   if (record) for (const note of record.notes) io.out(`note: ${note.message} (${note.code})\n`);
   if (decision) io.out(decisionLine(decision) + "\n");
   return 0;
@@ -137,17 +149,26 @@ function memberJson(m: ClassifiedMember) {
 
 function table(leader: ClassifiedMember["process"], members: ClassifiedMember[], groupTaken: boolean, withRoles: boolean): string {
   const depth = new Map<number, number>([[leader.pid, 0]]);
-  const lines = [`${"PID".padStart(7)} ${"PGID".padStart(7)} S  ${"WHY".padEnd(12)} ${withRoles ? "ROLE".padEnd(18) + " " : ""}ARGV`];
+  const lines = [`${"PID".padStart(7)} ${"PGID".padStart(7)} S  ${"WHY".padEnd(13)} ${withRoles ? "ROLE".padEnd(18) + " " : ""}ARGV`];
   const row = (pid: number, pgid: number, state: string, why: string, role: string, argv: string, level: number) =>
-    `${String(pid).padStart(7)} ${String(pgid).padStart(7)} ${state.padEnd(2)} ${why.padEnd(12)} ${withRoles ? role.padEnd(18) + " " : ""}${"  ".repeat(level)}${argv}`;
+    `${String(pid).padStart(7)} ${String(pgid).padStart(7)} ${state.padEnd(2)} ${why.padEnd(13)} ${withRoles ? role.padEnd(18) + " " : ""}${"  ".repeat(level)}${argv}`;
   lines.push(row(leader.pid, leader.pgid, leader.state, "leader", "", show(leader), 0));
   for (const m of members) {
-    const level = m.why === "group-member" ? 1 : (depth.get(m.process.ppid) ?? 0) + 1;
+    const level = m.why !== "child-chain" ? 1 : (depth.get(m.process.ppid) ?? 0) + 1;
     depth.set(m.process.pid, level);
     lines.push(row(m.process.pid, m.process.pgid, m.process.state, m.why, roleText(m), show(m.process), level));
   }
   if (!groupTaken) lines.push(`(pid ${leader.pid} shares this command's process group ${leader.pgid}; group members were not taken)`);
   return lines.join("\n") + "\n";
+}
+
+function sourcesLine(s: import("../../lib/census/mod.ts").CensusSources): string {
+  const used = ["parent chain", ...(s.processGroup ? ["process group"] : []), ...(s.cgroup ? [`cgroup ${s.cgroup}`] : [])];
+  const notes = [
+    ...(s.cgroup === null && s.cgroupNote ? [`no cgroup: ${s.cgroupNote}`] : []),
+    ...(s.notUnder.length > 0 ? [`not under PID: ${s.notUnder.join(", ")} (its ancestors in its group or cgroup, and their forks)`] : []),
+  ];
+  return `sources: ${used.join(", ")}${notes.length ? `; ${notes.join("; ")}` : ""}`;
 }
 
 function roleText(m: ClassifiedMember): string {

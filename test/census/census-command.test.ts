@@ -56,7 +56,7 @@ describe("outlive census", () => {
   });
 
   it("answers usage errors with one line on stderr and exit 2", async () => {
-    for (const args of [[], ["x"], ["1", "2"], ["0"], ["1", "--nope"], ["1", "--start-time", "soon"], ["1", "--codex", "--mcp-config", "a"], ["1", "--timeout-ms", "-1"]]) {
+    for (const args of [[], ["x"], ["1", "2"], ["0"], ["1", "--nope"], ["1", "--start-time", "soon"], ["1", "--codex", "--mcp-config", "a"], ["1", "--timeout-ms", "-1"], ["1", "--cgroup", "relative/path"], ["1", "--cgroup", ""]]) {
       const r = await run(args);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.err.trimEnd().split("\n")).toHaveLength(1);
@@ -65,5 +65,7 @@ describe("outlive census", () => {
     const help = await run(["--help"]);
     expect(help.code).toBe(0);
     expect(help.out).toContain("Usage: outlive census PID");
+    const bad = await run(["1", "--cgroup", "mine"]);
+    expect(bad.err).toContain("--cgroup must be auto, none or an absolute cgroup path, got \"mine\"");
   });
 });
