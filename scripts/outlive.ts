@@ -10,6 +10,7 @@ import { STOP_ALL_HELP, stopAllCommand } from "./commands/stop-all.ts";
 import { UsageError } from "./commands/usage-error.ts";
 import { WAIT_HELP, waitCommand } from "./commands/wait.ts";
 import { censusCommand } from "./commands/census.ts";
+import { HARNESS_HELP, harnessCommand } from "./commands/harness.ts";
 
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help: string }> = {
   run: { run: runCommand, help: RUN_HELP },
@@ -20,7 +21,8 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help:
   replay: { run: replayCommand, help: REPLAY_HELP },
   "stop-all": { run: stopAllCommand, help: STOP_ALL_HELP },
   probe: { run: probeCommand, help: PROBE_HELP },
-  census: { run: censusCommand, help: "usage: outlive census PID [--json] … (see outlive census --help)" },
+  census: { run: censusCommand, help: "usage: outlive census PID [--json] [--cgroup auto|PATH|none] … (see outlive census --help)" },
+  harness: { run: harnessCommand, help: HARNESS_HELP },
 };
 
 const HELP = `usage: outlive COMMAND [OPTIONS]
@@ -37,6 +39,7 @@ commands:
   stop-all  end every task of the storage
   probe     which placements work here, and why
   census    what runs under a process, and may it be retired when idle
+  harness   run an agent harness as a task with its launch record; retire it when idle
 
 outlive COMMAND --help for a command's options.`;
 

@@ -1,0 +1,86 @@
+import { launchHarness, mayRetireHarness, retireIdleHarness, type HarnessIdleDecision, type HarnessSpec } from "../../lib/mod.ts";
+import { help, number } from "./run.ts";
+import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
+import { withSupervisor } from "./storage-view.ts";
+import { UsageError } from "./usage-error.ts";
+
+export const HARNESS_HELP = `usage: outlive harness run [--harness claude-code|codex|other] [--server JSON]… [--id ID] [--key KEY] [--timeout SECONDS] -- CMD ARG…
+       outlive harness retire ID [--dry-run]
+
+run     Starts an agent harness as a task and keeps its launch record (the MCP
+        servers its configs name now) in the task's directory, so a later
+        supervisor judges it by the same servers after a restart.
+          --harness NAME   whose configs to read: claude-code (default; .mcp.json,
+                           ~/.claude.json, --mcp-config in CMD), codex (config.toml),
+                           or other (only --server)
+          --server JSON    a server given at session start, {"name","command","args"}
+                           (ACP session/new mcpServers; repeatable)
+retire  Ends the task's harness if it is idle: nothing but its launch record's
+        MCP servers runs under it (by parent chain, group, or in its cgroup).
+        Its whole unit or cgroup is ended, escaped processes included.
+          --dry-run        only say whether it may be retired
+        Exit status: 0 retired (or, with --dry-run, may be), 3 kept (the reason
+        is printed), 1 failure, 2 usage error.
+${SUPERVISOR_FLAGS_HELP}`;
+
+/** `outlive harness run|retire …`. */
+export async function harnessCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === "run") return runHarness(rest);
+  if (sub === "retire") return retireHarness(rest);
+  if (sub === undefined || sub === "--help" || sub === "-h") return help(HARNESS_HELP);
+  throw new UsageError(`unknown harness command ${JSON.stringify(sub)}: expected run or retire`);
+}
+
+async function runHarness(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    ...SUPERVISOR_FLAGS,
+    harness: { type: "string" },
+    server: { type: "string", multiple: true },
+    id: { type: "string" },
+    key: { type: "string" },
+    timeout: { type: "string" },
+  } as const);
+  if (values.help) return help(HARNESS_HELP);
+  if (positionals.length === 0) throw new UsageError("harness run needs a command: -- CMD ARG…");
+  const harness = (values.harness ?? "claude-code") as HarnessSpec["harness"];
+  const servers = ((values.server as unknown as string[] | undefined) ?? []).map((text) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new UsageError(`--server takes a JSON object {"name","command","args"}, got ${JSON.stringify(text)}`);
+    }
+  });
+  const timeoutSeconds = values.timeout === undefined ? undefined : number("--timeout", values.timeout);
+  const launched = await withSupervisor(supervisorOptions(values), (sup) =>
+    launchHarness(sup, { harness, argv: positionals, servers: values.server ? servers : undefined, id: values.id, key: values.key, timeoutSeconds, cwd: process.cwd() }));
+  if (values.json) console.log(JSON.stringify({ id: launched.task.id, pid: launched.task.pid, launchRecord: launched.launchRecord }));
+  else {
+    console.log(launched.task.id);
+    const names = launched.launchRecord.servers.map((s) => s.name);
+    console.error(`launch record: ${launched.launchRecord.known ? `${names.length} MCP server${names.length === 1 ? "" : "s"}${names.length ? ` (${names.join(", ")})` : ""}` : "unknown"}`);
+    for (const note of launched.launchRecord.notes) console.error(`note: ${note.message} (${note.code})`);
+  }
+  return 0;
+}
+
+async function retireHarness(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, { ...SUPERVISOR_FLAGS, "dry-run": { type: "boolean" } } as const);
+  if (values.help) return help(HARNESS_HELP);
+  if (positionals.length !== 1) throw new UsageError(`harness retire takes exactly one task id, got ${positionals.length}`);
+  const id = positionals[0];
+  const result = await withSupervisor(supervisorOptions(values), async (sup) =>
+    values["dry-run"] ? { ...(await mayRetireHarness(sup, id)), killed: null } : retireIdleHarness(sup, id));
+  if (values.json) console.log(JSON.stringify({ ...result, killed: result.killed && { state: result.killed.record.state, how: result.killed.how } }));
+  else console.log(describe(result, id, Boolean(values["dry-run"])));
+  return result.decision.verdict === "retire" ? 0 : 3;
+}
+
+function describe(r: HarnessIdleDecision & { killed: unknown }, id: string, dry: boolean): string {
+  const d = r.decision;
+  const record = r.launchRecordFound ? "its launch record" : "no launch record (judged as adopted without one)";
+  const where = r.cgroup ? `, cgroup ${r.cgroup}` : "";
+  if (d.verdict === "retire") return `${id}: ${dry ? "may be retired" : "retired"} (harness pid ${r.harnessPid}; only ${d.servers.length} MCP server${d.servers.length === 1 ? "" : "s"} of ${record} ran under it${where})`;
+  if (d.blocking) return `${id}: kept: pid ${d.blocking.pid} runs ${d.blocking.argv.join(" ") || `[${d.blocking.name}]`} (${d.blocking.why}; ${record}${where})`;
+  return `${id}: kept: ${d.reason.message} (${d.reason.code})`;
+}
