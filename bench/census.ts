@@ -1,9 +1,13 @@
 // What a census costs: one /proc snapshot of about 2,000 processes vs
 // `ps -axww -o pid=,ppid=,pgid=,stat=,args=` plus parsing, and vs the
 // ps-list and pidtree packages, all in the same run; then one mayRetireIdle
-// against a launch record of 20 servers.
+// against a launch record of 20 servers; then the census with the cgroup
+// source (root with cgroup v2 only): a harness in a task cgroup of its own,
+// and the worst case, every sleeper in the leader's cgroup.
 // Run: npx tsc -p tsconfig.json && node dist/bench/census.js
 import { execFile, spawn } from "node:child_process";
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import psList from "ps-list";
@@ -13,11 +17,13 @@ import {
   parsePsOutput,
   PS_ARGS,
   readLaunchRecord,
+  takeCensus,
   takeSnapshot,
   underLeader,
   type LaunchRecord,
 } from "../lib/census/mod.ts";
 import { waitUntil } from "../lib/kill/process-group.ts";
+import { cgroupPopulated, cgroupWritable, findCgroup2Mount } from "../lib/placement/cgroup-fs.ts";
 import { readProcStat } from "../lib/proc/stat.ts";
 
 const SLEEPERS = 2_000;
@@ -39,16 +45,25 @@ async function median(label: string, work: () => Promise<unknown>): Promise<numb
   }
   times.sort((a, b) => a - b);
   const mid = times[Math.floor(times.length / 2)];
-  console.log(`${label.padEnd(44)} median ${mid.toFixed(2).padStart(8)} ms   (min ${times[0].toFixed(2)}, max ${times[times.length - 1].toFixed(2)})`);
+  console.log(`${label.padEnd(48)} median ${mid.toFixed(2).padStart(8)} ms   (min ${times[0].toFixed(2)}, max ${times[times.length - 1].toFixed(2)})`);
   return mid;
 }
+
+/** The cgroups of this run, when this process may make them: a harness's task cgroup, and one for every sleeper. */
+const mount = findCgroup2Mount();
+const cgroupSkip = mount === null ? "no cgroup v2 hierarchy is mounted" : cgroupWritable(mount);
+const base = mount && `${mount}/benchcensus${process.pid}`;
+const harnessCgroup = base && `${base}/bench-task-t-harness`;
+const sleepersCgroup = base && `${base}/bench-task-t-sleepers`;
+if (!cgroupSkip) for (const dir of [base!, harnessCgroup!, sleepersCgroup!]) mkdirSync(dir);
+const enter = (dir: string | null) => (cgroupSkip || !dir ? "" : `echo $$ > ${dir}/cgroup.procs; `);
 
 /** Shells that each start a share of the sleepers and wait; their pids are how everything is ended. */
 function startSleepers(): number[] {
   const per = SLEEPERS / SHELLS;
   const shells: number[] = [];
   for (let s = 0; s < SHELLS; s++) {
-    const child = spawn("sh", ["-c", `i=0; while [ $i -lt ${per} ]; do sleep 900 & i=$((i+1)); done; wait`], { stdio: "ignore", detached: true });
+    const child = spawn("sh", ["-c", `${enter(sleepersCgroup)}i=0; while [ $i -lt ${per} ]; do sleep 900 & i=$((i+1)); done; wait`], { stdio: "ignore", detached: true });
     shells.push(child.pid!);
   }
   return shells;
@@ -56,7 +71,7 @@ function startSleepers(): number[] {
 
 /** A stand-in harness with SERVERS servers as direct children (`sleep 9001` … `sleep 9020`). */
 function startHarness(): number {
-  const script = Array.from({ length: SERVERS }, (_, i) => `sleep ${9001 + i} &`).join(" ") + " wait";
+  const script = enter(harnessCgroup) + Array.from({ length: SERVERS }, (_, i) => `sleep ${9001 + i} &`).join(" ") + " wait";
   return spawn("sh", ["-c", script], { stdio: "ignore", detached: true }).pid!;
 }
 
@@ -106,17 +121,54 @@ async function main(): Promise<void> {
     const decideOnly = await median(`mayRetireIdle, ${SERVERS} servers (given snapshot)`, () => mayRetireIdle(leader, record, { snapshot }));
     await median("underLeader alone (given snapshot)", async () => underLeader(snapshot, leader));
 
+    let withCgroup: number | null = null;
+    let allInCgroup: number | null = null;
+    if (cgroupSkip) console.log(`\ncgroup source: skipped: ${cgroupSkip}`);
+    else {
+      console.log("");
+      const check = await takeCensus(leader);
+      if (!check.ok || check.census.sources.cgroup === null) throw new Error(`the cgroup source was not used: ${JSON.stringify(check)}`);
+      withCgroup = await median(`takeCensus, cgroup source (${SERVERS} in the cgroup)`, () => takeCensus(leader));
+      const head = { pid: shells[0], startTime: readProcStat(shells[0])!.startTime };
+      const all = await takeCensus(head);
+      const inIt = all.ok ? all.census.members.length : 0;
+      if (inIt < SLEEPERS) throw new Error(`expected the ${SLEEPERS} sleepers under the leader, got ${inIt}`);
+      allInCgroup = await median(`takeCensus, cgroup source (${inIt} in the cgroup)`, () => takeCensus(head));
+    }
+
     console.log("\nratios (lower is better; target census/ps <= " + TARGET_RATIO + "):");
     const ratio = (a: number, b: number) => (a / b).toFixed(3) + "x";
     console.log(`  census snapshot / (ps + parse)      ${ratio(ours, ps)}  ${ours / ps <= TARGET_RATIO ? "meets target" : "MISSES target"}`);
     console.log(`  census snapshot / ps-list           ${ratio(ours, list)}`);
     console.log(`  census snapshot / pidtree           ${ratio(ours, tree)}`);
     console.log(`  census ps fallback / (ps + parse)   ${ratio(viaPs, ps)}`);
+    if (withCgroup !== null && allInCgroup !== null) {
+      console.log(`  census + cgroup / (ps + parse)      ${ratio(withCgroup, ps)}  ${withCgroup / ps <= TARGET_RATIO ? "meets target" : "MISSES target"}`);
+      console.log(`  census + cgroup, all in it / ps     ${ratio(allInCgroup, ps)}  ${allInCgroup / ps <= TARGET_RATIO ? "meets target" : "MISSES target"}`);
+    }
     console.log(`  decision on a given snapshot        ${decideOnly.toFixed(3)} ms; with its own snapshot ${idle.toFixed(2)} ms`);
   } finally {
     const ended = await endAll([...shells, harness]);
     console.log(`\nended ${ended} processes by pid`);
+    if (!cgroupSkip) await removeCgroups();
   }
+}
+
+async function removeCgroups(): Promise<void> {
+  for (const dir of [harnessCgroup!, sleepersCgroup!]) {
+    if (!existsSync(dir)) continue;
+    writeFileSync(join(dir, "cgroup.kill"), "1");
+    await waitUntil(async () => !(await cgroupPopulated(dir)), 10_000, 20);
+    await waitUntil(() => {
+      try {
+        rmdirSync(dir);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 10_000, 50);
+  }
+  rmdirSync(base!);
 }
 
 await main();

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 import { isSameProcess } from "../../lib/proc/identity.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
@@ -42,8 +42,15 @@ export function nspawnArgv(options: ResolvedOptions, rootfs: string): string[] {
     "--quiet",
     "--machine", options.name,
     `--bind-ro=${options.nodePath}:/usr/local/bin/node`,
+    // npm beside the host's Node, where the official images keep it: scenarios run MCP servers through npx.
+    ...npmBind(options.nodePath),
     `--bind=${options.projectDir}:/work/project`,
   ];
+}
+
+function npmBind(nodePath: string): string[] {
+  const npm = join(dirname(dirname(nodePath)), "lib", "node_modules", "npm");
+  return existsSync(join(npm, "bin", "npx-cli.js")) ? [`--bind-ro=${npm}:/usr/local/lib/node_modules/npm`] : [];
 }
 
 /**

@@ -21,6 +21,7 @@ export const SCENARIO_NAMES = [
   "census-adopted",
   "census-fail-closed",
   "census-mcp-servers",
+  "census-real-mcp",
   "kill-during-restart",
   "soak",
 ] as const;
