@@ -1,10 +1,15 @@
 // The census on Deno 2: the snapshot and "under a leader" on real
 // processes, through the same stand-in harness the vitest files use.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { mayRetireIdle, readLaunchRecord, takeSnapshot, underLeader } from "../../lib/census/mod.ts";
+import { isInterpreter, mayRetireIdle, npxTitle, pickLeaderCgroup, readLaunchRecord, takeCensus, takeSnapshot, underLeader } from "../../lib/census/mod.ts";
+import { launchHarness, mayRetireHarness, readLaunchRecordFile, retireIdleHarness } from "../../lib/launch/mod.ts";
+import { CgroupV2Placement } from "../../lib/placement/cgroup-v2.ts";
+import { cgroupPopulated, cgroupWritable, findCgroup2Mount } from "../../lib/placement/cgroup-fs.ts";
+import { Supervisor } from "../../lib/supervisor/supervisor.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
 import { UNREAPED_CHILD } from "../../harness/scenario/unreaped-child.ts";
 import { endStarted, startHarness, started, waitFor } from "../census/harness-process.ts";
@@ -73,4 +78,121 @@ Deno.test("under a leader: a direct-child server lets an idle harness retire; a 
   } finally {
     await endStarted();
   }
+});
+
+Deno.test("versioned interpreters and npm's npx title", () => {
+  assert.equal(isInterpreter("/usr/bin/python3.11", ["python"]), true);
+  assert.equal(isInterpreter("python3-config", ["python"]), false);
+  assert.equal(npxTitle({ command: "npx", args: ["-y", "pkg", "--stdio"] }), "npm exec pkg --stdio");
+  assert.equal(npxTitle({ command: "npx", args: ["-p", "pkg", "bin"] }), null);
+});
+
+Deno.test("cgroup choice fails closed on shared cgroups", () => {
+  const callerCgroup = "/user.slice/session-1.scope";
+  assert.equal(pickLeaderCgroup({ choice: "auto", leaderCgroup: "/o/o-task-t-1", callerCgroup }).take, true);
+  for (const leaderCgroup of ["/", callerCgroup, "/user.slice", "/o/plain"]) {
+    assert.equal(pickLeaderCgroup({ choice: "auto", leaderCgroup, callerCgroup }).take, false, leaderCgroup);
+  }
+  assert.equal(pickLeaderCgroup({ choice: { path: "/" }, leaderCgroup: "/a", callerCgroup }).take, false);
+  assert.equal(pickLeaderCgroup({ choice: { path: "/w" }, leaderCgroup: "/w/a", callerCgroup: "/w/b" }).take, false);
+});
+
+const mount = findCgroup2Mount();
+const cgroupSkip = mount === null ? "no cgroup v2 hierarchy is mounted" : cgroupWritable(mount);
+if (cgroupSkip) console.log(`census cgroup tests skipped: ${cgroupSkip}`);
+
+Deno.test({
+  name: "cgroup source: a setsid + double-forked child in a task's cgroup is a cgroup member; none and a foreign cgroup leave it out",
+  ignore: cgroupSkip !== null,
+  async fn() {
+    const dir = mkdtempSync(join(tmpdir(), "census-deno-cgroup-"));
+    const base = `/csd${process.pid}`;
+    const task = `${base}/csd-task-t-1`;
+    mkdirSync(join(mount!, base));
+    mkdirSync(join(mount!, task));
+    try {
+      const pidFile = join(dir, "escapee.pid");
+      const script = `echo $$ > ${join(mount!, task, "cgroup.procs")}; ( setsid sh -c 'echo $$ > ${pidFile}; exec sleep 333' & ); exec sleep 334`;
+      const child = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
+      started.add(child.pid!);
+      await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
+      const escapee = Number(readFileSync(pidFile, "utf8"));
+      started.add(escapee);
+      const leader = { pid: child.pid!, startTime: readProcStat(child.pid!)!.startTime };
+      const auto = await takeCensus(leader);
+      assert.ok(auto.ok);
+      assert.deepEqual(auto.census.members.map((m) => [m.process.pid, m.why]), [[escapee, "cgroup-member"]]);
+      assert.equal(auto.census.sources.cgroup, task);
+      const none = await takeCensus(leader, { cgroup: "none" });
+      assert.ok(none.ok);
+      assert.deepEqual(none.census.members, []);
+      const foreign = await takeCensus(leader, { cgroup: { path: base }, callerPid: escapee });
+      assert.ok(foreign.ok);
+      assert.deepEqual(foreign.census.members, []);
+      assert.match(foreign.census.sources.cgroupNote ?? "", /holds this process too/);
+    } finally {
+      await endStarted();
+      const taskDir = join(mount!, task);
+      writeFileSync(join(taskDir, "cgroup.kill"), "1");
+      await waitFor(async () => !(await cgroupPopulated(taskDir)));
+      await waitFor(() => {
+        try {
+          rmdirSync(taskDir);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      rmdirSync(join(mount!, base));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+});
+
+const PREFIX = `lhd${process.pid}`;
+const placementProbe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
+if (!placementProbe.ok) console.log(`launched-harness test skipped: ${placementProbe.reason}`);
+
+Deno.test({
+  name: "launched harness: its launch record survives a restart, an escapee in its cgroup keeps it up, retirement ends its cgroup",
+  ignore: !placementProbe.ok,
+  async fn() {
+    const storage = mkdtempSync(join(tmpdir(), "census-deno-launch-"));
+    const pidFile = join(storage, "escapee.pid");
+    const open = () => Supervisor.open({ storage, mode: "daemon", placement: "cgroup-v2", prefix: PREFIX, log: () => {}, graceMs: 500 });
+    let sup = await open();
+    let id: string | null = null;
+    try {
+      const server = { name: "sleeper", command: "sleep", args: ["335"] };
+      const { task } = await launchHarness(sup, {
+        harness: "other",
+        servers: [server],
+        argv: ["sh", "-c", `sleep 335 & ( setsid sh -c 'echo $$ > ${pidFile}; exec sleep 336' & ) ; wait`],
+      });
+      id = task.id;
+      await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
+      const escapee = Number(readFileSync(pidFile, "utf8"));
+      started.add(escapee);
+      await sup.drain("restart");
+      sup = await open();
+      assert.equal((await readLaunchRecordFile(storage, task.id)).ok, true);
+      const kept = await mayRetireHarness(sup, task.id);
+      assert.equal(kept.decision.blocking?.pid, escapee);
+      assert.equal(kept.decision.blocking?.why, "cgroup-member");
+      process.kill(escapee, "SIGKILL");
+      await waitFor(() => {
+        const stat = readProcStat(escapee);
+        return stat === null || stat.state === "Z";
+      });
+      const retired = await retireIdleHarness(sup, task.id);
+      assert.equal(retired.decision.verdict, "retire", JSON.stringify(retired.decision));
+      assert.equal(retired.killed?.record.state, "killed");
+      await waitFor(() => !existsSync(task.location.cgroupDir!));
+    } finally {
+      if (id && sup.get(id).state === "running") await sup.kill(id);
+      await sup.close();
+      await endStarted();
+      rmSync(storage, { recursive: true, force: true });
+    }
+  },
 });
