@@ -8,7 +8,15 @@
 /** `auto`: the leader's cgroup when it is an outlive task's; `none`; or a cgroup the caller names. */
 export type CgroupChoice = "auto" | "none" | { path: string };
 
-/** The last component of an outlive task's cgroup: `<prefix>-task-<id>` (cgroup-v2) or `<prefix>-task-<id>.scope` (systemd). */
+/**
+ * The last component of an outlive task's cgroup: `<prefix>-task-<id>` (cgroup-v2) or `<prefix>-task-<id>.scope` (systemd).
+ *
+ * @example
+ * ```ts
+ * import { TASK_CGROUP_NAME } from "./cgroup-choice.ts";
+ * console.log(TASK_CGROUP_NAME.test("outlive-task-t-1.scope"), TASK_CGROUP_NAME.test("session-2.scope")); // true false
+ * ```
+ */
 export const TASK_CGROUP_NAME = /^[a-z][a-z0-9-]{0,30}-task-[a-z0-9][a-z0-9-]{0,62}(?:\.scope)?$/;
 
 /** Cgroups that systemd shares among unrelated processes: never one process's own. */

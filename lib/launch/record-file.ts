@@ -20,7 +20,22 @@ export function launchRecordPath(storage: string, id: string): string {
   return join(taskPaths(storage, checkTaskId(id)).dir, "launch-record.json");
 }
 
-/** Writes the record atomically (temp file + rename + fsync): a reader sees all of it or none. */
+/**
+ * Writes the record atomically (temp file + rename + fsync): a reader sees all of it or none.
+ *
+ * @example
+ * ```ts
+ * import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+ * import { join } from "node:path";
+ * import { tmpdir } from "node:os";
+ * import { readLaunchRecordFile, writeLaunchRecordFile } from "./record-file.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-record-"));
+ * mkdirSync(join(storage, "tasks", "t-1"), { recursive: true });
+ * await writeLaunchRecordFile(storage, "t-1", { known: true, servers: [], notes: [], readAt: new Date().toISOString() });
+ * console.log((await readLaunchRecordFile(storage, "t-1")).ok); // true
+ * rmSync(storage, { recursive: true });
+ * ```
+ */
 export async function writeLaunchRecordFile(storage: string, id: string, record: LaunchRecord): Promise<void> {
   await writeFileAtomic(launchRecordPath(storage, id), JSON.stringify(record, null, 2) + "\n");
 }

@@ -70,6 +70,25 @@ export async function mayRetireHarness(sup: Supervisor, id: string, options: Har
  * Ends task `id`'s harness when it may be retired: the kill ladder on its
  * group, then its whole unit or cgroup, so work that escaped the group ends
  * too. Keeps it (and says why) otherwise.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { Supervisor } from "../supervisor/supervisor.ts";
+ * import { launchHarness } from "./launch-harness.ts";
+ * import { retireIdleHarness } from "./retire-harness.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-retire-"));
+ * const sup = await Supervisor.open({ storage, log: () => {} });
+ * const server = { name: "s", command: "sleep", args: ["31"] };
+ * const { task } = await launchHarness(sup, { harness: "other", argv: ["sh", "-c", "sleep 31 & wait"], servers: [server] });
+ * await new Promise((r) => setTimeout(r, 300));
+ * const r = await retireIdleHarness(sup, task.id);
+ * console.log(r.decision.verdict, r.killed?.record.state); // "retire" "killed": only its server ran under it
+ * await sup.close();
+ * rmSync(storage, { recursive: true });
+ * ```
  */
 export async function retireIdleHarness(
   sup: Supervisor,
