@@ -156,3 +156,40 @@ describe("underLeader on real processes", () => {
     expect(gone.ok || gone.error.code).toBe("leader-missing");
   });
 });
+
+describe("underLeader with the cgroup source (plain data)", () => {
+  const wrapperArgv = ["/bin/sh", "-c", "wrapper", "outlive-task"];
+  const withArgv = (p: CensusProcess, argv: string[]): CensusProcess => ({ ...p, argv });
+  // 5: the task's wrapper (group leader); 6: its watchdog (a fork: same argv) and 7 the watchdog's sleep;
+  // 10: the harness; 11: its child; 20: a setsid + double-forked escapee (ppid 1, own group); 21: a zombie in the cgroup.
+  const processes = [
+    proc(1, 0, 1),
+    withArgv(proc(5, 1, 5), wrapperArgv),
+    withArgv(proc(6, 5, 5), wrapperArgv),
+    proc(7, 6, 5),
+    proc(10, 5, 5),
+    proc(11, 10, 5),
+    proc(20, 1, 20),
+    proc(21, 1, 21, "Z"),
+    proc(30, 1, 30),
+  ];
+  const cgroup = { cgroup: "/o/o-task-t-1", pids: [5, 6, 7, 10, 11, 20, 21] };
+
+  it("counts every live process of the cgroup as a cgroup member, but not the leader's ancestors and their forks", () => {
+    const r = underLeader(snap(processes), { pid: 10 }, { callerPgid: 1, cgroup });
+    expect(r.ok && r.census.members.map((m) => [m.process.pid, m.why])).toEqual([[11, "child-chain"], [20, "cgroup-member"]]);
+    expect(r.ok && r.census.sources).toEqual({ parentChain: true, processGroup: true, cgroup: "/o/o-task-t-1", notUnder: [5, 6, 7] });
+  });
+
+  it("without it the escapee is invisible, and the wrapper in the leader's group is still not under it", () => {
+    const r = underLeader(snap(processes), { pid: 10 }, { callerPgid: 1, cgroupNote: "none asked for" });
+    expect(r.ok && r.census.members.map((m) => m.process.pid)).toEqual([11]);
+    expect(r.ok && r.census.sources.cgroupNote).toBe("none asked for");
+  });
+
+  it("a fork of an ancestor that exec'd something else is counted (only the ancestor's own code is not)", () => {
+    const exec = processes.map((p) => (p.pid === 6 ? withArgv(p, ["vite"]) : p));
+    const r = underLeader(snap(exec), { pid: 10 }, { callerPgid: 1, cgroup });
+    expect(r.ok && r.census.members.map((m) => m.process.pid).sort((a, b) => a - b)).toEqual([6, 7, 11, 20]);
+  });
+});
