@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement } from "../../lib/mod.ts";
+import { CgroupV2Placement, takeSnapshot } from "../../lib/mod.ts";
 import { waitFor } from "../support/wait.ts";
 
 const CLI = join(import.meta.dirname, "../../dist/scripts/outlive.js");
@@ -49,6 +49,11 @@ describe.skipIf(!probe.ok)("outlive census on a harness run by outlive run", () 
       const line = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(wrapper)], { encoding: "utf8" }).split("\n").find((l) => l.includes("sleep 301"));
       harness = line ? Number(line.trim().split(/\s+/)[0]) : 0;
       return harness > 0;
+    });
+    // The pid is written before the exec, while the short-lived subshell may still run: wait for them to settle.
+    await waitFor("the escapee's exec and its parents' exit", async () => {
+      const snap = await takeSnapshot();
+      return snap.processes.find((p) => p.pid === escapee)?.argv.join(" ") === "sleep 300" && !snap.processes.some((p) => p.ppid === harness && p.state !== "Z");
     });
     const listed = outlive("census", String(harness));
     expect(listed).toMatch(new RegExp(`\\n\\s*${escapee}\\s+\\d+\\s+S\\s+cgroup-member\\s+sleep 300\\n`));

@@ -33,6 +33,12 @@ async function placeHarness(cgroup: string, name: string): Promise<Placed> {
   child.unref();
   await waitFor("the escapee's pid", () => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
   const escapee = Number(readFileSync(pidFile, "utf8"));
+  // The pid is written before the exec, while the short-lived subshells may still run: wait for them to settle.
+  await waitFor("the escapee's exec and its parents' exit", async () => {
+    const snap = await takeSnapshot();
+    const argv = snap.processes.find((p) => p.pid === escapee)?.argv.join(" ");
+    return argv === "sleep 300" && !snap.processes.some((p) => p.ppid === child.pid && p.state !== "Z");
+  });
   return { leader: { pid: child.pid!, startTime: readProcStat(child.pid!)!.startTime }, escapee };
 }
 

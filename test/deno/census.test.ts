@@ -118,6 +118,11 @@ Deno.test({
       await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
       const escapee = Number(readFileSync(pidFile, "utf8"));
       started.add(escapee);
+      // The pid is written before the exec, while the short-lived subshell may still run: wait for them to settle.
+      await waitFor(async () => {
+        const snap = await takeSnapshot();
+        return snap.processes.find((p) => p.pid === escapee)?.argv.join(" ") === "sleep 333" && !snap.processes.some((p) => p.ppid === child.pid && p.state !== "Z");
+      });
       const leader = { pid: child.pid!, startTime: readProcStat(child.pid!)!.startTime };
       const auto = await takeCensus(leader);
       assert.ok(auto.ok);
@@ -173,6 +178,8 @@ Deno.test({
       await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
       const escapee = Number(readFileSync(pidFile, "utf8"));
       started.add(escapee);
+      // Its pid was written before its exec and before its short-lived parents ended; wait until only it stands in the way.
+      await waitFor(async () => (await mayRetireHarness(sup, task.id)).decision.blocking?.pid === escapee);
       await sup.drain("restart");
       sup = await open();
       assert.equal((await readLaunchRecordFile(storage, task.id)).ok, true);

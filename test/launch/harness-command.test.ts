@@ -36,6 +36,8 @@ describe.skipIf(!probe.ok)("outlive harness", () => {
     await waitFor("the escapee's pid", () => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"));
     const escapee = Number(readFileSync(pidFile, "utf8"));
 
+    // Its pid was written before its exec and before its short-lived parents ended; wait until only it stands in the way.
+    await waitFor("the escapee to be what keeps the harness", () => outlive("harness", "retire", ...flags, id!, "--dry-run").stdout.includes(`pid ${escapee} runs sleep 304`));
     const kept = outlive("harness", "retire", ...flags, id);
     expect(kept.status, kept.stderr).toBe(3);
     expect(kept.stdout).toMatch(new RegExp(`kept: pid ${escapee} runs sleep 304 \\(cgroup-member; its launch record, cgroup /\\S+${PREFIX}-task-${id}\\)`));

@@ -18,7 +18,21 @@ if (!probe.ok) console.log(`launch-harness: skipped: the cgroup-v2 placement doe
 
 const dirs: string[] = [];
 const strays = new Set<number>();
-afterAll(() => {
+/** Supervisors of the tests: whatever a failed test left running is ended through them, its cgroup included. */
+const opened: (() => Supervisor)[] = [];
+afterAll(async () => {
+  for (const get of opened) {
+    const endRunning = async (sup: Supervisor) => {
+      for (const t of sup.list()) if (t.state === "running") await sup.kill(t.id);
+    };
+    // A test that failed half-way left its supervisor open; one that got to its end closed it.
+    const ended = await endRunning(get()).then(() => true, () => false);
+    await get().close().catch(() => {});
+    if (ended) continue;
+    const again = await Supervisor.open({ ...get().options, log: () => {} });
+    await endRunning(again);
+    await again.close();
+  }
   for (const pid of strays) {
     try {
       process.kill(pid, "SIGKILL");
@@ -48,6 +62,7 @@ describe.skipIf(!probe.ok)("a harness launched through outlive", () => {
     ];
     const open = () => Supervisor.open({ storage, mode: "daemon", placement: "cgroup-v2", prefix: PREFIX, log: () => {}, graceMs: 500 });
     let sup = await open();
+    opened.push(() => sup);
     const { task, launchRecord } = await launchHarness(sup, {
       harness: "claude-code",
       argv: [process.execPath, HARNESS_SCRIPT, JSON.stringify(plans)],
@@ -61,6 +76,9 @@ describe.skipIf(!probe.ok)("a harness launched through outlive", () => {
     strays.add(escapee);
     expect(readProcStat(escapee)!.ppid).not.toBe(task.pid);
 
+    // The escapee wrote its pid before its exec and before its short-lived parents ended; wait until only it stands in the way.
+    // Without the cgroup source nothing would: the harness would be retired, and this wait would time out.
+    await waitFor("the escapee to be what keeps the harness", async () => (await mayRetireHarness(sup, task.id)).decision.blocking?.pid === escapee);
     const before = await mayRetireHarness(sup, task.id);
     expect(before.decision.verdict).toBe("keep");
     expect(before.decision.blocking).toMatchObject({ pid: escapee, why: "cgroup-member" });
@@ -97,6 +115,7 @@ describe.skipIf(!probe.ok)("a harness launched through outlive", () => {
     const storage = mkdtempSync(join(tmpdir(), "outlive-launch-"));
     dirs.push(storage);
     const sup = await Supervisor.open({ storage, mode: "daemon", placement: "cgroup-v2", prefix: PREFIX, log: () => {}, graceMs: 500 });
+    opened.push(() => sup);
     try {
       const task = await sup.run({ argv: [process.execPath, HARNESS_SCRIPT, JSON.stringify([{ argv: [process.execPath, SERVER_SCRIPT] }])] });
       await waitFor("the harness's server", async () => (await mayRetireHarness(sup, task.id)).decision.blocking !== undefined);
