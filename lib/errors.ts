@@ -10,7 +10,10 @@ export type OutliveErrorCode =
   | "E_PLACEMENT_UNAVAILABLE"
   | "E_SPAWN"
   | "E_MEMORY_CAP_UNSUPPORTED"
-  | "E_CLOSED";
+  | "E_CLOSED"
+  | "E_NOT_PTY"
+  | "E_PTY_CLOSED"
+  | "E_PTY_UNSAFE";
 
 /**
  * Every error outlive throws on purpose: a `code` to switch on, a message a person can act on.

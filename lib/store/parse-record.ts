@@ -59,6 +59,11 @@ const FIELDS: Record<string, Check> = {
   killReason: strOrNull,
   killState: (v) => v === null || v === "killed" || v === "timed_out",
   acknowledgedAt: isoOrNull,
+  pty: (v) => {
+    if (v === undefined || v === null) return true;
+    const p = v as Record<string, unknown>;
+    return typeof v === "object" && [p.cols, p.rows].every((n) => Number.isSafeInteger(n) && (n as number) > 0);
+  },
 };
 
 /**

@@ -129,4 +129,6 @@ export interface TaskRecord {
   killState: "killed" | "timed_out" | null;
   /** When the owner acknowledged the completion (ISO); unacknowledged terminal tasks are delivered again after a restart. */
   acknowledgedAt: string | null;
+  /** The terminal size a PTY task started with; absent or null for a task without a terminal. */
+  pty?: { cols: number; rows: number } | null;
 }

@@ -21,6 +21,8 @@ export interface SupervisorOptions {
   prefix?: string;
   /** TERM-to-KILL grace of the kill ladder. Default 2000 ms. */
   graceMs?: number;
+  /** How long `run` waits for a PTY task's terminal to be up before it returns anyway. Default 5000 ms. */
+  ptyReadyMs?: number;
   /** Deadline of a task without a timeout. Default 86400 s (24 h). */
   ceilingSeconds?: number;
   /** How often an adopted task's pid is checked, for tasks that die without writing an exit marker. Default 1000 ms. */
@@ -78,6 +80,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     placement,
     prefix,
     graceMs: int("graceMs", 2000, 0),
+    ptyReadyMs: int("ptyReadyMs", 5000, 0),
     ceilingSeconds: int("ceilingSeconds", 86400, 1),
     livenessIntervalMs: int("livenessIntervalMs", 1000, 10),
     replayConcurrency: int("replayConcurrency", 32, 1),
@@ -106,4 +109,6 @@ export interface RunSpec {
   memoryMaxBytes?: number;
   /** One task per key: running under a key with a live task supersedes it. */
   key?: string;
+  /** Run the command on a real terminal of this size (default 80 x 24), held inside the task's placement. */
+  pty?: { cols?: number; rows?: number };
 }

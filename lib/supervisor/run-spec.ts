@@ -3,6 +3,7 @@ import { describeValue, OutliveError } from "../errors.ts";
 import type { TaskCommand } from "../store/record.ts";
 import { checkTaskId } from "../store/task-id.ts";
 import type { RunSpec } from "./options.ts";
+import { checkPtySize, type PtySize } from "../pty/size.ts";
 
 export interface CheckedRunSpec {
   id: string | null;
@@ -12,6 +13,7 @@ export interface CheckedRunSpec {
   timeoutSeconds: number | null;
   memoryMaxBytes: number | null;
   key: string | null;
+  pty: PtySize | null;
 }
 
 /** Checks what `run` was given, naming the field and the value on any problem. */
@@ -67,6 +69,7 @@ export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number }):
     timeoutSeconds: timeout,
     memoryMaxBytes: memory,
     key,
+    pty: spec.pty === undefined ? null : checkPtySize(spec.pty),
   };
 }
 

@@ -12,6 +12,7 @@ import { inspectPid } from "../proc/identity.ts";
 import { decideReplay, type ReplayDecision } from "../replay/decide.ts";
 import { gatherEvidence, pidEvidence } from "../replay/evidence.ts";
 import { replayAll } from "../replay/replay-all.ts";
+import { awaitTerminal, holderCommand, ptyPaths, resizeTerminal, terminalOf, writeTerminal, type PtySize } from "../pty/mod.ts";
 import { spawnTask } from "../spawn/spawn-task.ts";
 import { wrapperArgv } from "../spawn/wrapper.ts";
 import {
@@ -188,6 +189,7 @@ export class Supervisor {
       killReason: null,
       killState: null,
       acknowledgedAt: null,
+      pty: checked.pty,
     };
     // The record exists before the process does: a crash from here on leaves a `starting` record replay can explain.
     let paths;
@@ -209,7 +211,10 @@ export class Supervisor {
       const argv = [
         ...plan.prefix,
         ...wrapperArgv({
-          command: checked.command,
+          // A PTY task's wrapper runs the holder, which runs the command on its terminal.
+          command: checked.pty
+            ? holderCommand(checked.command, ptyPaths(paths.io), checked.pty, { ...process.env, ...checked.env })
+            : checked.command,
           enterCgroupProcs: plan.enterCgroupProcs,
           deadlineSeconds,
           graceMs: this.options.graceMs,
@@ -246,7 +251,24 @@ export class Supervisor {
     await written;
     // Superseded while it was being spawned? The held supersede is carried out now.
     if (keyed) this.keyed.started(keyed.handle, record);
+    // From the moment run() returns, a PTY task's terminal takes input and resizes.
+    if (checked.pty) await awaitTerminal(ptyPaths(paths.io), spawned.pid, this.options.ptyReadyMs);
     return record;
+  }
+
+  /**
+   * Types `data` into a PTY task's terminal (this incarnation's or an adopted
+   * one's). Several writers may write; see `writeTerminal` for how they mix.
+   */
+  async write(id: string, data: string | Uint8Array): Promise<void> {
+    const record = this.get(id);
+    await writeTerminal(id, terminalOf(record, this.store.paths(id).io), data);
+  }
+
+  /** Sets a PTY task's terminal size; its foreground program gets SIGWINCH. */
+  async resize(id: string, cols: number, rows: number): Promise<PtySize> {
+    const record = this.get(id);
+    return await resizeTerminal(id, terminalOf(record, this.store.paths(id).io), { cols, rows });
   }
 
   /** The task as stored now. */
