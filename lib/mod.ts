@@ -30,3 +30,4 @@ export * from "./proc/mod.ts";
 export * from "./census/mod.ts";
 export * from "./launch/mod.ts";
 export * from "./generation/mod.ts";
+export * from "./pty/mod.ts";

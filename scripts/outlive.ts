@@ -11,6 +11,9 @@ import { UsageError } from "./commands/usage-error.ts";
 import { WAIT_HELP, waitCommand } from "./commands/wait.ts";
 import { censusCommand } from "./commands/census.ts";
 import { HARNESS_HELP, harnessCommand } from "./commands/harness.ts";
+import { ATTACH_HELP, attachCommand } from "./commands/attach.ts";
+import { RESIZE_HELP, resizeCommand } from "./commands/resize.ts";
+import { SEND_HELP, sendCommand } from "./commands/send.ts";
 
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help: string }> = {
   run: { run: runCommand, help: RUN_HELP },
@@ -21,6 +24,9 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help:
   replay: { run: replayCommand, help: REPLAY_HELP },
   "stop-all": { run: stopAllCommand, help: STOP_ALL_HELP },
   probe: { run: probeCommand, help: PROBE_HELP },
+  send: { run: sendCommand, help: SEND_HELP },
+  resize: { run: resizeCommand, help: RESIZE_HELP },
+  attach: { run: attachCommand, help: ATTACH_HELP },
   census: { run: censusCommand, help: "usage: outlive census PID [--json] [--cgroup auto|PATH|none] … (see outlive census --help)" },
   harness: { run: harnessCommand, help: HARNESS_HELP },
 };
@@ -38,6 +44,9 @@ commands:
   replay    replay the storage now and print what was found
   stop-all  end every task of the storage
   probe     which placements work here, and why
+  send      type text into a PTY task's terminal (escapes for control keys)
+  resize    set the size of a PTY task's terminal
+  attach    an interactive session on a PTY task's terminal (Ctrl-] detaches)
   census    what runs under a process, and may it be retired when idle
   harness   run an agent harness as a task with its launch record; retire it when idle
 

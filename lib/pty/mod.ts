@@ -2,3 +2,4 @@ export { checkPtySize, DEFAULT_PTY_SIZE, MAX_PTY_SIDE, type PtySize } from "./si
 export { HOLDER_NAME, holderCommand, type PtyPaths, ptyPaths } from "./holder.ts";
 export { controls, type PtyInfo, readPtyInfo, resizeTerminal, writeTerminal } from "./terminal.ts";
 export { awaitTerminal, terminalOf } from "./task-terminal.ts";
+export { unescapeKeys } from "./escapes.ts";

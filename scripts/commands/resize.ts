@@ -1,0 +1,21 @@
+import { checkPtySize, resizeTerminal } from "../../lib/mod.ts";
+import { help, number } from "./run.ts";
+import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
+import { terminalTarget } from "./terminal-target.ts";
+import { UsageError } from "./usage-error.ts";
+
+export const RESIZE_HELP = `usage: outlive resize ID COLS ROWS
+
+Sets the size of a PTY task's terminal (each side 1 to 10000); its program gets SIGWINCH.
+${SUPERVISOR_FLAGS_HELP}`;
+
+export async function resizeCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, SUPERVISOR_FLAGS);
+  if (values.help) return help(RESIZE_HELP);
+  if (positionals.length !== 3) throw new UsageError("resize takes a task id, COLS and ROWS");
+  const size = checkPtySize({ cols: number("COLS", positionals[1]), rows: number("ROWS", positionals[2]) }, "size");
+  const { paths } = await terminalTarget(supervisorOptions(values), positionals[0]);
+  const done = await resizeTerminal(positionals[0], paths, size);
+  if (values.json) console.log(JSON.stringify(done));
+  return 0;
+}

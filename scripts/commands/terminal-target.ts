@@ -1,0 +1,19 @@
+import { type PtyPaths, type TaskRecord, taskPaths, defaultStorageRoot, terminalOf } from "../../lib/mod.ts";
+import type { SupervisorOptions } from "../../lib/mod.ts";
+import { viewStorage } from "./storage-view.ts";
+import { UsageError } from "./usage-error.ts";
+
+/**
+ * A PTY task's terminal, for a command in its own process: the record as
+ * replay (or the live supervisor holding the storage) has it, then the
+ * terminal's files in its task directory. No supervisor stays open: the
+ * terminal is reached through the task's own files.
+ */
+export async function terminalTarget(options: SupervisorOptions, id: string): Promise<{ record: TaskRecord; paths: PtyPaths; io: string }> {
+  if (!id) throw new UsageError("needs a task id");
+  const view = await viewStorage(options);
+  const record = view.records.find((r) => r.id === id);
+  if (!record) throw new UsageError(`no task ${JSON.stringify(id)} in this storage`);
+  const io = taskPaths(options.storage ?? defaultStorageRoot(), id).io;
+  return { record, paths: terminalOf(record, io), io };
+}
