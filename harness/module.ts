@@ -8,6 +8,8 @@
  *   → {"req":2,"op":"kill","id":"…","graceMs":500} ← {"reply":2,"ok":true,"how":"term","task":{…}}
  *   → {"req":3,"op":"list"}                        ← {"reply":3,"ok":true,"tasks":[…]}
  *   → {"req":4,"op":"ack","id":"…"}                ← {"reply":4,"ok":true,"task":{…}}
+ *   → {"req":5,"op":"write","id":"…","data":"ls\n"} ← {"reply":5,"ok":true}  (a PTY task's terminal)
+ *   → {"req":6,"op":"resize","id":"…","cols":100,"rows":30} ← {"reply":6,"ok":true,"size":{…}}
  *   → {"op":"draining","reason":"restart"}          ← {"event":"drained","reason":"restart"}, then exit 0
  *   ← {"event":"ready","incarnation":…,"pid":…,"placement":…,"reason":…,"replay":{…}}
  *   ← {"event":"completion","task":{…}}             (each terminal task once; ack to stop redelivery)
@@ -88,7 +90,9 @@ if (!drained) {
 }
 process.exit(0);
 
-async function handle(msg: { req?: number; op?: string; spec?: unknown; id?: string; graceMs?: number }): Promise<void> {
+async function handle(msg: {
+  req?: number; op?: string; spec?: unknown; id?: string; graceMs?: number; data?: string; cols?: number; rows?: number;
+}): Promise<void> {
   try {
     switch (msg.op) {
       case "run":
@@ -97,6 +101,11 @@ async function handle(msg: { req?: number; op?: string; spec?: unknown; id?: str
         const result = await sup.kill(msg.id!, { graceMs: msg.graceMs });
         return send({ reply: msg.req, ok: true, how: result.how, task: result.record });
       }
+      case "write":
+        await sup.write(msg.id!, msg.data!);
+        return send({ reply: msg.req, ok: true });
+      case "resize":
+        return send({ reply: msg.req, ok: true, size: await sup.resize(msg.id!, msg.cols!, msg.rows!) });
       case "list":
         return send({ reply: msg.req, ok: true, tasks: sup.list() });
       case "get":
