@@ -60,7 +60,7 @@ console.log(`keystroke-to-echo, median of ${ROUNDS} (interleaved): outlive ${med
   `${echoRatio.toFixed(2)}x (target <= 2x) ${echoRatio <= 2 ? "ok" : "MISSED"}`);
 
 // resident memory of the holder
-const info = readPtyInfo(ptyPaths(join(dir, "s", "tasks", "echo", "io")))!;
+const info = readPtyInfo(ptyPaths(join(dir, "s", "tasks", "echo")))!;
 const scriptPid = readProcStat(info.pid)!.ppid;
 const holderShPid = readProcStat(scriptPid)!.ppid;
 const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;

@@ -8,9 +8,10 @@ import type { PtySize } from "./size.ts";
  * itself is util-linux `script` (its master end, its copy of the output to
  * `io/stdout`, the child's exit status with `-e`).
  *
- * - Input is the FIFO `io/pty-in` (0600, in the task's 0700 directory), held
+ * - Input is the FIFO `pty/in` (0600, in the task's 0700 directory), held
  *   open read-write as script's stdin, so a writer that goes away is never an
- *   end of input.
+ *   end of input. It is not in `io/`: a FIFO in a watched directory hangs
+ *   Deno's file watcher, which opens what appears there.
  * - script runs in a session of its own, so the task's TERM (the kill ladder,
  *   the watchdog) reaches this shell and not script: script answers TERM by
  *   ending its child and exiting 0, which would lose the real exit code.
@@ -24,7 +25,9 @@ import type { PtySize } from "./size.ts";
  * - `wait` cut short by the trap is resumed: the holder exits with script's
  *   status, which `-e` makes the child's (128+N for a signal).
  */
-export const HOLDER_SCRIPT = `fifo=$1 info=$2 child=$3
+export const HOLDER_SCRIPT = `dir=$1 child=$2
+fifo=$dir/in info=$dir/info
+mkdir -m 700 "$dir" 2>/dev/null
 [ -p "$fifo" ] || mkfifo -m 600 "$fifo" || exit 125
 ( exec setsid setpriv --pdeathsig KILL env --default-signal=INT,QUIT SHELL=/bin/sh script -qefc "$child" /dev/null ) 0<>"$fifo" &
 h=$!
@@ -39,8 +42,9 @@ exit "$rc"`;
 /** The holder's `$0`. */
 export const HOLDER_NAME = "outlive-pty";
 
-/** Where a PTY task's terminal is reached, inside its task directory. */
+/** Where a PTY task's terminal is reached: `<task dir>/pty/`, 0700. */
 export interface PtyPaths {
+  dir: string;
   /** The FIFO that carries input to the terminal. */
   input: string;
   /** `PID TTY` of the terminal's session leader, written once the terminal is up and sized. */
@@ -50,11 +54,12 @@ export interface PtyPaths {
 /** @example
  * ```ts
  * import { ptyPaths } from "./holder.ts";
- * console.log(ptyPaths("/s/tasks/t-1/io").input); // "/s/tasks/t-1/io/pty-in"
+ * console.log(ptyPaths("/s/tasks/t-1").input); // "/s/tasks/t-1/pty/in"
  * ```
  */
-export function ptyPaths(ioDir: string): PtyPaths {
-  return { input: join(ioDir, "pty-in"), info: join(ioDir, "pty") };
+export function ptyPaths(taskDir: string): PtyPaths {
+  const dir = join(taskDir, "pty");
+  return { dir, input: join(dir, "in"), info: join(dir, "info") };
 }
 
 /** One shell word that stands for `s` byte for byte. */
@@ -90,10 +95,10 @@ export function childScript(command: TaskCommand, paths: PtyPaths, size: PtySize
  * @example
  * ```ts
  * import { holderCommand, ptyPaths } from "./holder.ts";
- * const cmd = holderCommand({ argv: ["bash", "-i"] }, ptyPaths("/s/tasks/t-1/io"), { cols: 80, rows: 24 }, {});
+ * const cmd = holderCommand({ argv: ["bash", "-i"] }, ptyPaths("/s/tasks/t-1"), { cols: 80, rows: 24 }, {});
  * console.log(cmd.argv.slice(0, 2)); // ["/bin/sh", "-c"]
  * ```
  */
 export function holderCommand(command: TaskCommand, paths: PtyPaths, size: PtySize, env: Record<string, string | undefined>): { argv: string[] } {
-  return { argv: ["/bin/sh", "-c", HOLDER_SCRIPT, HOLDER_NAME, paths.input, paths.info, childScript(command, paths, size, env)] };
+  return { argv: ["/bin/sh", "-c", HOLDER_SCRIPT, HOLDER_NAME, paths.dir, childScript(command, paths, size, env)] };
 }

@@ -12,11 +12,11 @@ import { readPtyInfo } from "./terminal.ts";
  * @example
  * ```ts
  * import { terminalOf } from "./task-terminal.ts";
- * try { terminalOf({ id: "t-1", pty: null, state: "running", exitCode: null } as never, "/s/tasks/t-1/io"); }
+ * try { terminalOf({ id: "t-1", pty: null, state: "running", exitCode: null } as never, "/s/tasks/t-1"); }
  * catch (e) { console.log((e as { code: string }).code); } // "E_NOT_PTY"
  * ```
  */
-export function terminalOf(record: TaskRecord, ioDir: string): PtyPaths {
+export function terminalOf(record: TaskRecord, taskDir: string): PtyPaths {
   if (!record.pty) {
     throw new OutliveError("E_NOT_PTY", `Task ${record.id} has no terminal (it was not started with \`pty\`); nothing was sent`);
   }
@@ -24,7 +24,7 @@ export function terminalOf(record: TaskRecord, ioDir: string): PtyPaths {
     const how = record.exitCode === null ? record.state : `${record.state}, code ${record.exitCode}`;
     throw new OutliveError("E_PTY_CLOSED", `Task ${record.id} has ended (${how}); its terminal is closed`);
   }
-  return ptyPaths(ioDir);
+  return ptyPaths(taskDir);
 }
 
 /**

@@ -213,7 +213,7 @@ export class Supervisor {
         ...wrapperArgv({
           // A PTY task's wrapper runs the holder, which runs the command on its terminal.
           command: checked.pty
-            ? holderCommand(checked.command, ptyPaths(paths.io), checked.pty, { ...process.env, ...checked.env })
+            ? holderCommand(checked.command, ptyPaths(paths.dir), checked.pty, { ...process.env, ...checked.env })
             : checked.command,
           enterCgroupProcs: plan.enterCgroupProcs,
           deadlineSeconds,
@@ -252,7 +252,7 @@ export class Supervisor {
     // Superseded while it was being spawned? The held supersede is carried out now.
     if (keyed) this.keyed.started(keyed.handle, record);
     // From the moment run() returns, a PTY task's terminal takes input and resizes.
-    if (checked.pty) await awaitTerminal(ptyPaths(paths.io), spawned.pid, this.options.ptyReadyMs);
+    if (checked.pty) await awaitTerminal(ptyPaths(paths.dir), spawned.pid, this.options.ptyReadyMs);
     return record;
   }
 
@@ -262,13 +262,13 @@ export class Supervisor {
    */
   async write(id: string, data: string | Uint8Array): Promise<void> {
     const record = this.get(id);
-    await writeTerminal(id, terminalOf(record, this.store.paths(id).io), data);
+    await writeTerminal(id, terminalOf(record, this.store.paths(id).dir), data);
   }
 
   /** Sets a PTY task's terminal size; its foreground program gets SIGWINCH. */
   async resize(id: string, cols: number, rows: number): Promise<PtySize> {
     const record = this.get(id);
-    return await resizeTerminal(id, terminalOf(record, this.store.paths(id).io), { cols, rows });
+    return await resizeTerminal(id, terminalOf(record, this.store.paths(id).dir), { cols, rows });
   }
 
   /** The task as stored now. */

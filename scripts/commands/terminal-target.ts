@@ -14,6 +14,6 @@ export async function terminalTarget(options: SupervisorOptions, id: string): Pr
   const view = await viewStorage(options);
   const record = view.records.find((r) => r.id === id);
   if (!record) throw new UsageError(`no task ${JSON.stringify(id)} in this storage`);
-  const io = taskPaths(options.storage ?? defaultStorageRoot(), id).io;
-  return { record, paths: terminalOf(record, io), io };
+  const task = taskPaths(options.storage ?? defaultStorageRoot(), id);
+  return { record, paths: terminalOf(record, task.dir), io: task.io };
 }

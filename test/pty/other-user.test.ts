@@ -22,13 +22,13 @@ it.skipIf(why !== "")("another user can neither write to a PTY task's terminal, 
   try {
     await sup.run({ id: "mine", argv: ["bash", "--norc", "--noprofile", "-i"], pty: {} });
     const io = join(root, "tasks", "mine", "io");
-    const info = readPtyInfo(ptyPaths(io))!;
+    const info = readPtyInfo(ptyPaths(join(root, "tasks", "mine")))!;
     const id = spawnSync("id", ["-u", user], { encoding: "utf8" }).stdout.trim();
     const as = (cmd: string) =>
       spawnSync("setpriv", [`--reuid=${id}`, `--regid=${id}`, "--clear-groups", "sh", "-c", cmd], { encoding: "utf8", timeout: 5000 });
     chmodSync(join(root, "tasks"), 0o755);
     for (const [what, cmd] of [
-      ["write the FIFO", `printf 'echo intruder\\n' > ${io}/pty-in`],
+      ["write the FIFO", `printf 'echo intruder\\n' > ${root}/tasks/mine/pty/in`],
       ["write the pts", `printf 'echo intruder\\n' > ${info.tty}`],
       ["resize the pts", `stty -F ${info.tty} cols 10 rows 10`],
       ["read the output", `cat ${io}/stdout`],

@@ -55,7 +55,7 @@ it("takes input and resizes from the next incarnation; kill hangs the terminal u
     await sup.resize("sh", 132, 50);
     await sup.write("sh", "stty size\n");
     await output(root, "sh", /50 132\r\n/);
-    const info = readPtyInfo(ptyPaths(join(root, "tasks", "sh", "io")))!;
+    const info = readPtyInfo(ptyPaths(join(root, "tasks", "sh")))!;
     const holder = readProcStat(info.pid)!.ppid; // script, the master's holder
     expect(readFileSync(`/proc/${holder}/cmdline`, "utf8").split("\0")[0]).toBe("script");
     const killed = await sup.kill("sh");
@@ -74,7 +74,7 @@ it("a command that ignores the hang-up still ends by the ladder's KILL, and its 
   try {
     await sup.run({ id: "stubborn", shell: "trap '' HUP TERM; echo ready; while :; do sleep 0.05; done", pty: {} });
     await output(root, "stubborn", /ready/);
-    const info = readPtyInfo(ptyPaths(join(root, "tasks", "stubborn", "io")))!;
+    const info = readPtyInfo(ptyPaths(join(root, "tasks", "stubborn")))!;
     const holder = readProcStat(info.pid)!.ppid;
     const killed = await sup.kill("stubborn");
     expect(killed.how).toBe("kill");
@@ -105,7 +105,7 @@ it("refuses bad input with one clear error and leaves the task untouched", async
     await sup.write("term", "\x04"); // Ctrl-D: end of input for cat
     expect((await sup.wait(p.id)).exitCode).toBe(0);
     await expect(sup.write("term", "x")).rejects.toMatchObject({ code: "E_PTY_CLOSED", message: expect.stringMatching(/has ended \(exited, code 0\)/) });
-    expect(existsSync(join(root, "tasks", "term", "io", "pty-in"))).toBe(true);
+    expect(existsSync(join(root, "tasks", "term", "pty", "in"))).toBe(true);
     await sup.kill("plain");
   } finally {
     await sup.close();
