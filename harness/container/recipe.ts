@@ -11,6 +11,10 @@ export const PACKAGES: readonly string[] = [
   "dbus-user-session",
   "libpam-systemd",
   "procps",
+  // PTY tasks: script (bsdutils) holds the terminal, setpriv (util-linux) ties it to its holder.
+  // Both are Essential and in minbase already; named so no future minbase can drop them unnoticed.
+  "bsdutils",
+  "util-linux",
 ];
 
 /** Everything that decides what a root file system contains; its hash names the cache entry. */
