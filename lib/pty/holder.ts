@@ -51,7 +51,10 @@ export interface PtyPaths {
   info: string;
 }
 
-/** @example
+/**
+ * The FIFO and the info file of a task's terminal. Pure: nothing is read or made.
+ *
+ * @example
  * ```ts
  * import { ptyPaths } from "./holder.ts";
  * console.log(ptyPaths("/s/tasks/t-1").input); // "/s/tasks/t-1/pty/in"

@@ -6,10 +6,26 @@ export interface PtySize {
   rows: number;
 }
 
-/** The largest side a terminal may have: far beyond any screen, well inside what the kernel's `winsize` holds. */
+/**
+ * The largest side a terminal may have: far beyond any screen, well inside what the kernel's `winsize` holds.
+ *
+ * @example
+ * ```ts
+ * import { MAX_PTY_SIDE } from "./size.ts";
+ * console.log(MAX_PTY_SIDE); // 10000
+ * ```
+ */
 export const MAX_PTY_SIDE = 10000;
 
-/** The size a PTY task gets when `pty: {}` names none: the classic 80 x 24. */
+/**
+ * The size a PTY task gets when `pty: {}` names none: the classic 80 x 24.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_PTY_SIZE } from "./size.ts";
+ * console.log(DEFAULT_PTY_SIZE); // { cols: 80, rows: 24 }
+ * ```
+ */
 export const DEFAULT_PTY_SIZE: PtySize = { cols: 80, rows: 24 };
 
 /**

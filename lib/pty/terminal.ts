@@ -10,7 +10,29 @@ export interface PtyInfo {
   tty: string;
 }
 
-/** The terminal's `PID TTY`, or null while the holder has not written it (or never will). */
+/**
+ * The terminal's `PID TTY`, or null while the holder has not written it (or never will).
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { Supervisor } from "../supervisor/supervisor.ts";
+ * import { controls, ptyPaths, readPtyInfo, resizeTerminal, writeTerminal } from "./mod.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-pty-"));
+ * const sup = await Supervisor.open({ storage, log: () => {} });
+ * await sup.run({ id: "t", argv: ["cat"], pty: {} });
+ * const paths = ptyPaths(join(storage, "tasks", "t"));
+ * const info = readPtyInfo(paths)!;
+ * console.log(info.tty.startsWith("/dev/pts/"), controls(info)); // true true
+ * console.log(await resizeTerminal("t", paths, { cols: 100, rows: 30 })); // { cols: 100, rows: 30 }
+ * await writeTerminal("t", paths, "\x04"); // Ctrl-D: end of input for cat
+ * console.log((await sup.wait("t")).exitCode); // 0
+ * await sup.close();
+ * rmSync(storage, { recursive: true });
+ * ```
+ */
 export function readPtyInfo(paths: PtyPaths): PtyInfo | null {
   let text: string;
   try {
@@ -28,6 +50,26 @@ export function readPtyInfo(paths: PtyPaths): PtyInfo | null {
  * a 0600 FIFO of this user: input goes only to a channel only its owner can
  * reach. Several writers may write at once: each `write` of up to 4096 bytes
  * (PIPE_BUF) arrives whole, longer ones may interleave with another writer's.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { Supervisor } from "../supervisor/supervisor.ts";
+ * import { controls, ptyPaths, readPtyInfo, resizeTerminal, writeTerminal } from "./mod.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-pty-"));
+ * const sup = await Supervisor.open({ storage, log: () => {} });
+ * await sup.run({ id: "t", argv: ["cat"], pty: {} });
+ * const paths = ptyPaths(join(storage, "tasks", "t"));
+ * const info = readPtyInfo(paths)!;
+ * console.log(info.tty.startsWith("/dev/pts/"), controls(info)); // true true
+ * console.log(await resizeTerminal("t", paths, { cols: 100, rows: 30 })); // { cols: 100, rows: 30 }
+ * await writeTerminal("t", paths, "\x04"); // Ctrl-D: end of input for cat
+ * console.log((await sup.wait("t")).exitCode); // 0
+ * await sup.close();
+ * rmSync(storage, { recursive: true });
+ * ```
  */
 export async function writeTerminal(id: string, paths: PtyPaths, data: string | Uint8Array): Promise<void> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
@@ -67,6 +109,26 @@ export async function writeTerminal(id: string, paths: PtyPaths, data: string | 
  * foreground group. The pts is first checked to still be the controlling
  * terminal of the task's session leader, so a pts number handed to another
  * session after the task ended is never touched.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { Supervisor } from "../supervisor/supervisor.ts";
+ * import { controls, ptyPaths, readPtyInfo, resizeTerminal, writeTerminal } from "./mod.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-pty-"));
+ * const sup = await Supervisor.open({ storage, log: () => {} });
+ * await sup.run({ id: "t", argv: ["cat"], pty: {} });
+ * const paths = ptyPaths(join(storage, "tasks", "t"));
+ * const info = readPtyInfo(paths)!;
+ * console.log(info.tty.startsWith("/dev/pts/"), controls(info)); // true true
+ * console.log(await resizeTerminal("t", paths, { cols: 100, rows: 30 })); // { cols: 100, rows: 30 }
+ * await writeTerminal("t", paths, "\x04"); // Ctrl-D: end of input for cat
+ * console.log((await sup.wait("t")).exitCode); // 0
+ * await sup.close();
+ * rmSync(storage, { recursive: true });
+ * ```
  */
 export async function resizeTerminal(id: string, paths: PtyPaths, size: { cols: number; rows: number }): Promise<PtySize> {
   const checked = checkPtySize(size, "size");
@@ -81,7 +143,29 @@ export async function resizeTerminal(id: string, paths: PtyPaths, size: { cols: 
   return checked;
 }
 
-/** Is `info.tty` the controlling terminal of `info.pid`? (`tty_nr` in /proc/PID/stat against the pts's device number.) */
+/**
+ * Is `info.tty` the controlling terminal of `info.pid`? (`tty_nr` in /proc/PID/stat against the pts's device number.)
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { Supervisor } from "../supervisor/supervisor.ts";
+ * import { controls, ptyPaths, readPtyInfo, resizeTerminal, writeTerminal } from "./mod.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-pty-"));
+ * const sup = await Supervisor.open({ storage, log: () => {} });
+ * await sup.run({ id: "t", argv: ["cat"], pty: {} });
+ * const paths = ptyPaths(join(storage, "tasks", "t"));
+ * const info = readPtyInfo(paths)!;
+ * console.log(info.tty.startsWith("/dev/pts/"), controls(info)); // true true
+ * console.log(await resizeTerminal("t", paths, { cols: 100, rows: 30 })); // { cols: 100, rows: 30 }
+ * await writeTerminal("t", paths, "\x04"); // Ctrl-D: end of input for cat
+ * console.log((await sup.wait("t")).exitCode); // 0
+ * await sup.close();
+ * rmSync(storage, { recursive: true });
+ * ```
+ */
 export function controls(info: PtyInfo): boolean {
   try {
     const stat = readFileSync(`/proc/${info.pid}/stat`, "utf8");

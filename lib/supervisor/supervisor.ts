@@ -12,7 +12,9 @@ import { inspectPid } from "../proc/identity.ts";
 import { decideReplay, type ReplayDecision } from "../replay/decide.ts";
 import { gatherEvidence, pidEvidence } from "../replay/evidence.ts";
 import { replayAll } from "../replay/replay-all.ts";
-import { awaitTerminal, holderCommand, ptyPaths, resizeTerminal, terminalOf, writeTerminal, type PtySize } from "../pty/mod.ts";
+import { holderCommand, ptyPaths } from "../pty/holder.ts";
+import { resizeTerminal, terminalOf, writeTerminal, type PtySize } from "../pty/mod.ts";
+import { awaitTerminal } from "../pty/task-terminal.ts";
 import { spawnTask } from "../spawn/spawn-task.ts";
 import { wrapperArgv } from "../spawn/wrapper.ts";
 import {
