@@ -1,6 +1,7 @@
 // PTY tasks: what outlive's holder costs against a bare PTY, both measured in this run.
 // - keystroke-to-echo: one byte written to a `cat` on a terminal until the kernel's echo of it is seen;
-//   outlive: sup.write into the task's FIFO, echo seen in io/stdout (inotify); bare: `script` with pipes.
+//   outlive: into the task's FIFO (held open, as attach does; and one sup.write per key), echo seen in
+//   io/stdout (inotify); bare: `script` with pipes.
 // - resident memory of the holder per task (script, the terminal's master, plus its sh).
 // - throughput: `cat` of a 100 MB file on the terminal, to io/stdout vs out of a bare `script`'s pipe.
 // The bare PTY is util-linux `script` spawned directly (the same tool the holder uses, with no wrapper,
@@ -12,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { ptyPaths, readPtyInfo, Supervisor } from "../lib/mod.ts";
+import { openTerminal, ptyPaths, readPtyInfo, Supervisor } from "../lib/mod.ts";
 import { readProcStat } from "../lib/proc/stat.ts";
 import { median } from "./quantile.ts";
 
@@ -42,6 +43,8 @@ await new Promise((r) => setTimeout(r, 300));
 bareSeen = 0;
 const base: number[] = [];
 const ours: number[] = [];
+const held: number[] = [];
+const keys = openTerminal(task.id, ptyPaths(join(dir, "s", "tasks", "echo")));
 for (let i = 0; i < ROUNDS + 10; i++) {
   let t0 = performance.now();
   const b0 = bareSeen;
@@ -53,11 +56,18 @@ for (let i = 0; i < ROUNDS + 10; i++) {
   await sup.write(task.id, "a");
   await until(() => ourSeen > o0);
   if (i >= 10) ours.push(performance.now() - t0);
+  t0 = performance.now();
+  const h0 = ourSeen;
+  await keys.write("a");
+  await until(() => ourSeen > h0);
+  if (i >= 10) held.push(performance.now() - t0);
 }
+keys.close();
 watcher.close();
-const echoRatio = median(ours) / median(base);
-console.log(`keystroke-to-echo, median of ${ROUNDS} (interleaved): outlive ${median(ours).toFixed(3)} ms vs bare PTY ${median(base).toFixed(3)} ms: ` +
-  `${echoRatio.toFixed(2)}x (target <= 2x) ${echoRatio <= 2 ? "ok" : "MISSED"}`);
+const echoRatio = median(held) / median(base);
+console.log(`keystroke-to-echo, median of ${ROUNDS} (interleaved): outlive (input held open, as attach does) ${median(held).toFixed(3)} ms vs bare PTY ` +
+  `${median(base).toFixed(3)} ms: ${echoRatio.toFixed(2)}x (target <= 2x) ${echoRatio <= 2 ? "ok" : "MISSED"}; ` +
+  `one sup.write per key (open, check, write, close): ${median(ours).toFixed(3)} ms, ${(median(ours) / median(base)).toFixed(2)}x`);
 
 // resident memory of the holder
 const info = readPtyInfo(ptyPaths(join(dir, "s", "tasks", "echo")))!;

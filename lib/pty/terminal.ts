@@ -72,7 +72,42 @@ export function readPtyInfo(paths: PtyPaths): PtyInfo | null {
  * ```
  */
 export async function writeTerminal(id: string, paths: PtyPaths, data: string | Uint8Array): Promise<void> {
-  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  const writer = openTerminal(id, paths);
+  try {
+    await writer.write(data);
+  } finally {
+    writer.close();
+  }
+}
+
+/** A terminal's input held open, for a stream of keystrokes (attach): checked once, then one write per chunk. */
+export interface TerminalWriter {
+  write(data: string | Uint8Array): Promise<void>;
+  close(): void;
+}
+
+/**
+ * Opens a task's terminal for input, with the checks of `writeTerminal`.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { Supervisor } from "../supervisor/supervisor.ts";
+ * import { openTerminal, ptyPaths } from "./mod.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-pty-"));
+ * const sup = await Supervisor.open({ storage, log: () => {} });
+ * await sup.run({ id: "t", argv: ["cat"], pty: {} });
+ * const keys = openTerminal("t", ptyPaths(join(storage, "tasks", "t")));
+ * for (const k of ["h", "i", "\n", "\x04"]) await keys.write(k);
+ * keys.close();
+ * console.log((await sup.wait("t")).exitCode); // 0
+ * await sup.close();
+ * rmSync(storage, { recursive: true });
+ * ```
+ */
+export function openTerminal(id: string, paths: PtyPaths): TerminalWriter {
   let fd: number;
   try {
     // Non-blocking, so a FIFO with no reader is an error now, not a hang.
@@ -82,25 +117,28 @@ export async function writeTerminal(id: string, paths: PtyPaths, data: string | 
     if (code === "ENXIO" || code === "ENOENT") throw closed(id, code);
     throw new OutliveError("E_PTY_CLOSED", `Could not open the terminal of task ${id}: ${(error as Error).message}`, { cause: error });
   }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFIFO() || (st.mode & 0o777) !== 0o600 || (process.getuid && st.uid !== process.getuid())) {
-      throw new OutliveError("E_PTY_UNSAFE", `The input of task ${id}'s terminal (${paths.input}) is not a 0600 FIFO of this user; nothing was written`);
-    }
-    let off = 0;
-    while (off < bytes.length) {
-      try {
-        off += writeSync(fd, bytes, off, Math.min(4096, bytes.length - off));
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === "EAGAIN") await new Promise((r) => setTimeout(r, 5));
-        else if (code === "EPIPE") throw closed(id, code);
-        else throw error;
-      }
-    }
-  } finally {
+  const st = fstatSync(fd);
+  if (!st.isFIFO() || (st.mode & 0o777) !== 0o600 || (process.getuid && st.uid !== process.getuid())) {
     closeSync(fd);
+    throw new OutliveError("E_PTY_UNSAFE", `The input of task ${id}'s terminal (${paths.input}) is not a 0600 FIFO of this user; nothing was written`);
   }
+  return {
+    async write(data) {
+      const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+      let off = 0;
+      while (off < bytes.length) {
+        try {
+          off += writeSync(fd, bytes, off, Math.min(4096, bytes.length - off));
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === "EAGAIN") await new Promise((r) => setTimeout(r, 5));
+          else if (code === "EPIPE") throw closed(id, code);
+          else throw error;
+        }
+      }
+    },
+    close: () => closeSync(fd),
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { controls, readPtyInfo, resizeTerminal, writeTerminal } from "../../lib/mod.ts";
+import { controls, openTerminal, readPtyInfo, resizeTerminal } from "../../lib/mod.ts";
 import { readExitMarkerNow } from "../../lib/observe/exit-marker.ts";
 import { help } from "./run.ts";
 import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
@@ -30,6 +30,7 @@ export async function attachCommand(args: string[]): Promise<number> {
   const stdoutPath = join(io, "stdout");
   const exitPath = join(io, "exit");
   const size = () => ({ cols: process.stdout.columns || 80, rows: process.stdout.rows || 24 });
+  const keys = openTerminal(id, paths);
   const out = openSync(stdoutPath, "r");
   // Start at the end: what came before is in `outlive logs`. The resize below makes a full-screen program redraw.
   let offset = statSync(stdoutPath).size;
@@ -45,6 +46,7 @@ export async function attachCommand(args: string[]): Promise<number> {
   return await new Promise<number>((resolve) => {
     let done = false;
     let hungUpAt = 0;
+    let pending: Promise<void> = Promise.resolve();
     const finish = (code: number, note: string) => {
       if (done) return;
       done = true;
@@ -54,6 +56,7 @@ export async function attachCommand(args: string[]): Promise<number> {
       process.stdin.pause();
       process.stdout.off("resize", onResize);
       closeSync(out);
+      keys.close();
       process.stderr.write(`\r\n[outlive: ${note}]\r\n`);
       resolve(code);
     };
@@ -61,8 +64,9 @@ export async function attachCommand(args: string[]): Promise<number> {
     process.stdin.setRawMode(true);
     process.stdin.on("data", (chunk: Uint8Array) => {
       const at = chunk.indexOf(DETACH_KEY);
-      const keys = at === -1 ? chunk : chunk.subarray(0, at);
-      const sent = keys.length > 0 ? writeTerminal(id, paths, keys) : Promise.resolve();
+      const typed = at === -1 ? chunk : chunk.subarray(0, at);
+      // Keys are written in the order they came: each waits for the one before.
+      const sent = (pending = pending.then(() => (typed.length > 0 ? keys.write(typed) : undefined)));
       sent.then(
         () => at !== -1 && finish(0, `detached from ${id}; it runs on`),
         (error) => finish(1, (error as Error).message),
