@@ -5,12 +5,14 @@ export type OutliveErrorCode =
   | "E_STORAGE"
   | "E_STORAGE_LOCKED"
   | "E_NO_TASK"
+  | "E_TASK_LIVE"
   | "E_CORRUPT_RECORD"
   | "E_NEWER_SCHEMA"
   | "E_PLACEMENT_UNAVAILABLE"
   | "E_SPAWN"
   | "E_MEMORY_CAP_UNSUPPORTED"
-  | "E_CLOSED";
+  | "E_CLOSED"
+  | "E_CONTROL";
 
 /**
  * Every error outlive throws on purpose: a `code` to switch on, a message a person can act on.

@@ -30,3 +30,5 @@ export * from "./proc/mod.ts";
 export * from "./census/mod.ts";
 export * from "./launch/mod.ts";
 export * from "./generation/mod.ts";
+export * from "./retention/mod.ts";
+export * from "./control/mod.ts";

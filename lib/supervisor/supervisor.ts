@@ -25,6 +25,10 @@ import { isTerminal, SCHEMA_VERSION, type PlacementName, type TaskRecord, type T
 import { acquireStorageLock, releaseStorageLock } from "../store/storage-lock.ts";
 import { checkTaskId, newTaskId } from "../store/task-id.ts";
 import { TaskStore, type UnreadableTask } from "../store/task-store.ts";
+import { ControlServer } from "../control/server.ts";
+import { normalizePruneRule } from "../retention/options.ts";
+import { readGenerationFloor } from "../retention/generation-floor.ts";
+import { prune, type PruneResult, removeByName, retainAtOpen, type RetentionHost } from "../retention/retention.ts";
 import { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type RunSpec, type SupervisorOptions } from "./options.ts";
 import { KeyedTasks } from "./keyed-tasks.ts";
@@ -87,6 +91,8 @@ export class Supervisor {
   readonly placements: Record<PlacementName, Placement>;
   /** What replay found at open. */
   replayReport!: ReplayReport;
+  /** What the `retention` rule removed at open. */
+  retainedAtOpen!: PruneResult;
 
   private readonly records = new Map<string, TaskRecord>();
   private readonly watched = new Map<string, TaskWatch>();
@@ -99,6 +105,7 @@ export class Supervisor {
   private keyed!: KeyedTasks;
   private readonly bootIdNow = bootId();
   private readonly deadIncarnations = new Map<string, Promise<boolean | null>>();
+  private control: ControlServer | null = null;
   private closed = false;
 
   private constructor(
@@ -129,6 +136,8 @@ export class Supervisor {
       options.log(`placement ${chosen.reason}`);
       const sup = new Supervisor(options, store, incarnation, placements, chosen);
       await sup.replay();
+      sup.retainedAtOpen = await retainAtOpen(sup.retentionHost(), options.retention);
+      if (options.control) sup.control = await ControlServer.start(store.root, sup.controlTarget(), options.log);
       return sup;
     } catch (error) {
       await releaseStorageLock(store.root, incarnation);
@@ -312,6 +321,50 @@ export class Supervisor {
   }
 
   /**
+   * Removes finished tasks (record and output) and quarantined records, by
+   * id or by their name in `quarantine/`. One live or unknown name, and
+   * nothing is removed (E_TASK_LIVE, E_NO_TASK). A crash during it leaves
+   * each task whole or gone.
+   */
+  async remove(ids: string | string[]): Promise<string[]> {
+    this.assertOpen();
+    return removeByName(this.retentionHost(), typeof ids === "string" ? [ids] : ids);
+  }
+
+  /**
+   * Removes finished tasks whose completion was acknowledged, oldest first:
+   * those that finished more than `olderThanSeconds` ago (default: any),
+   * leaving the newest `keep` (default 0). Then the incarnation files no
+   * record needs.
+   */
+  async prune(rule: { olderThanSeconds?: number; keep?: number } = {}): Promise<PruneResult> {
+    this.assertOpen();
+    return prune(this.retentionHost(), normalizePruneRule(rule, "prune", { olderThanSeconds: 0, keep: 0 }));
+  }
+
+  private retentionHost(): RetentionHost {
+    return {
+      store: this.store,
+      records: this.records,
+      forget: (id) => this.queue.forget(id),
+      liveIncarnations: () => [this.incarnation.id],
+      unreadable: () => this.replayReport.unreadable,
+    };
+  }
+
+  private controlTarget() {
+    return {
+      run: (spec: RunSpec) => this.run(spec),
+      kill: (id: string, o: { graceMs?: number }) => this.kill(id, o),
+      wait: (id: string) => this.wait(id),
+      ack: (id: string) => this.ack(id),
+      remove: (ids: string[]) => this.remove(ids),
+      prune: (rule: { olderThanSeconds?: number; keep?: number }) => this.prune(rule),
+      hello: () => ({ pid: this.incarnation.pid, incarnation: this.incarnation.id }),
+    };
+  }
+
+  /**
    * The daemon says it drains, and why. `restart` and `reload` leave every
    * task running for the next incarnation; `disable` and `shutdown` end them
    * all (ladder, then cgroup kill). Either way the supervisor closes.
@@ -337,6 +390,11 @@ export class Supervisor {
 
   /** Stops observing and gives up the storage; tasks run on. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    // Requests under way through the control channel finish first (a run, a kill); no new ones are taken.
+    const control = this.control;
+    this.control = null;
+    await control?.close();
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.starting]);
@@ -406,7 +464,7 @@ export class Supervisor {
     const live = this.list().filter((r) => !isTerminal(r.state) && r.key !== null);
     for (const r of live.sort((a, b) => (a.generation ?? 0) - (b.generation ?? 0))) this.keyed.adopt(r);
     // A loop, not Math.max(...all): a storage may hold more records than a call takes arguments.
-    let highest = 0;
+    let highest = await readGenerationFloor(this.store.root);
     for (const r of this.records.values()) highest = Math.max(highest, r.generation ?? 0);
     this.keyed.reserveThrough(highest);
     for (const record of this.list()) {
