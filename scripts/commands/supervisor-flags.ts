@@ -29,7 +29,8 @@ export function parseFlags<O extends NonNullable<ParseArgsConfig["options"]>>(
   try {
     return parseArgs({ args, options, allowPositionals, strict: true }) as never;
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    // parseArgs explains over several lines; the first names the flag and the problem.
+    throw new UsageError(String((error as Error).message).split("\n")[0]);
   }
 }
 
