@@ -4,7 +4,20 @@ import { dirname } from "node:path";
 import { OutliveError } from "../errors.ts";
 import { type ControlOp, type ControlResponse, controlSocketPath } from "./protocol.ts";
 
-/** No holder answers on this storage's channel (none runs, or it serves none). */
+/**
+ * What askHolder returns when no holder answers on the storage's channel (none runs, or it serves none).
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { askHolder, NO_HOLDER } from "./client.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-noholder-"));
+ * console.log((await askHolder(storage, "hello", {})) === NO_HOLDER); // true
+ * rmSync(storage, { recursive: true });
+ * ```
+ */
 export const NO_HOLDER = Symbol("no holder");
 
 /**

@@ -1,6 +1,14 @@
 import { join } from "node:path";
 
-/** What a client may ask of the supervisor that holds the storage. */
+/**
+ * What a client may ask of the supervisor that holds the storage.
+ *
+ * @example
+ * ```ts
+ * import { CONTROL_OPS } from "./protocol.ts";
+ * console.log(CONTROL_OPS.join(" ")); // "run kill wait ack remove prune hello"
+ * ```
+ */
 export const CONTROL_OPS = ["run", "kill", "wait", "ack", "remove", "prune", "hello"] as const;
 export type ControlOp = (typeof CONTROL_OPS)[number];
 

@@ -28,7 +28,8 @@ import { TaskStore, type UnreadableTask } from "../store/task-store.ts";
 import { ControlServer } from "../control/server.ts";
 import { normalizePruneRule } from "../retention/options.ts";
 import { readGenerationFloor } from "../retention/generation-floor.ts";
-import { prune, type PruneResult, removeByName, retainAtOpen, type RetentionHost } from "../retention/retention.ts";
+import { Purger } from "../retention/purger.ts";
+import { prune, type PruneResult, pruneWhenOver, removeByName, retainAtOpen, type RetentionHost } from "../retention/retention.ts";
 import { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type RunSpec, type SupervisorOptions } from "./options.ts";
 import { KeyedTasks } from "./keyed-tasks.ts";
@@ -106,6 +107,9 @@ export class Supervisor {
   private readonly bootIdNow = bootId();
   private readonly deadIncarnations = new Map<string, Promise<boolean | null>>();
   private control: ControlServer | null = null;
+  private readonly purger: Purger;
+  /** A prune by the retention rule under way, started by an ack. */
+  private pruning: Promise<void> | null = null;
   private closed = false;
 
   private constructor(
@@ -121,6 +125,7 @@ export class Supervisor {
     this.placements = placements;
     this.placement = chosen.placement;
     this.placementReason = chosen.reason;
+    this.purger = new Purger(store.root, options.log);
   }
 
   /** Takes the storage, records this incarnation, chooses a placement, replays every task. */
@@ -317,6 +322,7 @@ export class Supervisor {
     await this.store.write(acked);
     this.records.set(id, acked);
     this.queue.forget(id);
+    this.keepBounded();
     return acked;
   }
 
@@ -339,7 +345,16 @@ export class Supervisor {
    */
   async prune(rule: { olderThanSeconds?: number; keep?: number } = {}): Promise<PruneResult> {
     this.assertOpen();
-    return prune(this.retentionHost(), normalizePruneRule(rule, "prune", { olderThanSeconds: 0, keep: 0 }));
+    return prune(this.retentionHost(), normalizePruneRule(rule, "prune", { olderThanSeconds: 0, keep: 0 }), "now");
+  }
+
+  /** A supervisor that lives for days prunes by its retention rule as acks come, not only at open. */
+  private keepBounded(): void {
+    const rule = this.options.retention;
+    if (!rule || this.pruning || this.closed) return;
+    this.pruning = pruneWhenOver(this.retentionHost(), rule)
+      .catch((error) => this.options.log(`pruning by the retention rule failed: ${(error as Error).message}`))
+      .finally(() => (this.pruning = null));
   }
 
   private retentionHost(): RetentionHost {
@@ -349,6 +364,7 @@ export class Supervisor {
       forget: (id) => this.queue.forget(id),
       liveIncarnations: () => [this.incarnation.id],
       unreadable: () => this.replayReport.unreadable,
+      purger: this.purger,
     };
   }
 
@@ -406,6 +422,8 @@ export class Supervisor {
     this.watched.clear();
     // A check that was under way finishes, and every record write lands, before the storage is given up.
     await Promise.allSettled(watches.map((w) => w.idle()));
+    await this.pruning;
+    await this.purger.stop();
     await this.store.flush();
     this.queue.close();
     await Promise.all(Object.values(this.placements).map((p) => p.flush().catch(() => {})));

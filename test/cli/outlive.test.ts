@@ -24,7 +24,8 @@ describe("the outlive CLI", () => {
     expect(run.code).toBe(0);
     expect(run.out.trim()).toBe("hello");
     const waited = outlive("wait", "hello", "--json");
-    expect(waited.code).toBe(0);
+    // wait exits with the task's own exit code.
+    expect(waited.code).toBe(3);
     const task = JSON.parse(waited.out);
     for (const field of ["id", "state", "exitCode", "reason", "pid", "startedAt", "finishedAt", "placement"]) expect(task).toHaveProperty(field);
     expect(task).toMatchObject({ id: "hello", state: "exited", exitCode: 3, placement: "process-group" });
