@@ -73,13 +73,14 @@ try {
   }
   const left = readdirSync(join(root, "tasks")).filter((n) => !n.startsWith(".")).length;
   const incarnations = readdirSync(join(root, "incarnations")).length;
+  const aside = readdirSync(join(root, "removing")).length;
   const du = execFileSync("du", ["-sk", root], { encoding: "utf8" }).split("\t")[0];
   const m = median(steady);
   const b = median(baseline);
   console.log(`open of a storage that has seen ${TASKS} finished tasks under the default retention (keep ${DEFAULT_RETENTION.keep}), target <= ${TARGET_MS} ms:`);
   console.log(`  baseline, open of an empty storage:   median ${b.toFixed(1)} ms`);
   console.log(`  after ${TASKS} tasks:                   median ${m.toFixed(1)} ms  (${(m / b).toFixed(1)}x the baseline)  ${m <= TARGET_MS ? "OK" : "OVER TARGET"}`);
-  console.log(`  left on disk: ${left} tasks, ${incarnations} incarnation files, ${du} KiB`);
+  console.log(`  left on disk: ${left} tasks, ${incarnations} incarnation files, ${aside} removed tasks not yet deleted, ${du} KiB`);
   console.log(`  catch-up opens, each pruning a batch of ${perBatch}: median ${median(catchUps).toFixed(0)} ms, max ${Math.max(...catchUps).toFixed(0)} ms`);
 } finally {
   rmSync(root, { recursive: true, force: true });

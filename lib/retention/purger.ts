@@ -4,8 +4,11 @@ import { purgeRemoved } from "./remove-files.ts";
  * Deletes what removals moved aside. Deleting is the slow half of a removal
  * (a few ms a task on a busy disk, against a fraction of one for the rename
  * that already took the task out), so after pruning by the retention rule it
- * runs in the background; close stops it, and the next open carries on.
+ * runs in the background; close gives it CLOSE_PURGE_BUDGET_MS more, then
+ * stops it, and the next open carries on.
  */
+export const CLOSE_PURGE_BUDGET_MS = 2000;
+
 export class Purger {
   private running: Promise<void> | null = null;
   private again = false;
@@ -28,8 +31,18 @@ export class Purger {
     await purgeRemoved(this.root);
   }
 
-  /** Stops deleting; what is left waits for the next open. */
-  async stop(): Promise<void> {
+  /**
+   * Lets the deleting go on for up to `budgetMs`, then stops it; what is left
+   * waits for the next open. Without the budget, a CLI command (which holds
+   * the storage for a moment) would stop every purge it started, and what
+   * removals moved aside would pile up in `removing/`.
+   */
+  async stop(budgetMs: number): Promise<void> {
+    if (this.running) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.running, new Promise((r) => (timer = setTimeout(r, budgetMs)))]);
+      clearTimeout(timer);
+    }
     this.abort.abort();
     await this.running;
   }

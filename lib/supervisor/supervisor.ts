@@ -28,7 +28,7 @@ import { TaskStore, type UnreadableTask } from "../store/task-store.ts";
 import { ControlServer } from "../control/server.ts";
 import { normalizePruneRule } from "../retention/options.ts";
 import { readGenerationFloor } from "../retention/generation-floor.ts";
-import { Purger } from "../retention/purger.ts";
+import { CLOSE_PURGE_BUDGET_MS, Purger } from "../retention/purger.ts";
 import { prune, type PruneResult, pruneWhenOver, removeByName, retainAtOpen, type RetentionHost } from "../retention/retention.ts";
 import { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type RunSpec, type SupervisorOptions } from "./options.ts";
@@ -423,7 +423,7 @@ export class Supervisor {
     // A check that was under way finishes, and every record write lands, before the storage is given up.
     await Promise.allSettled(watches.map((w) => w.idle()));
     await this.pruning;
-    await this.purger.stop();
+    await this.purger.stop(CLOSE_PURGE_BUDGET_MS);
     await this.store.flush();
     this.queue.close();
     await Promise.all(Object.values(this.placements).map((p) => p.flush().catch(() => {})));

@@ -41,3 +41,23 @@ export async function reachStorage<T>(options: SupervisorOptions, reach: Reach<T
     }
   }
 }
+
+/**
+ * Opens the storage as its supervisor, waiting (up to `lockWaitMs`) while
+ * another command holds it for its moment. A holder that serves the control
+ * channel lives long: waiting for it would be in vain, so its E_STORAGE_LOCKED
+ * is thrown at once, for the caller to read the disk or go through it.
+ */
+export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_000): Promise<Supervisor> {
+  const root = options.storage ?? defaultStorageRoot();
+  const deadline = Date.now() + lockWaitMs;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      return await Supervisor.open({ ...options, control: false });
+    } catch (error) {
+      if ((error as OutliveError).code !== "E_STORAGE_LOCKED" || Date.now() >= deadline) throw error;
+      if ((await askHolder(root, "hello", {}).catch(() => NO_HOLDER)) !== NO_HOLDER) throw error;
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+}
