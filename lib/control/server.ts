@@ -18,6 +18,14 @@ export class ControlServer {
 
   /** Serves `target` on the storage's socket; null (with the reason logged) where a socket cannot be had. */
   static async start(root: string, target: ControlTarget, log: (line: string) => void): Promise<ControlServer | null> {
+    // Without a channel the supervisor still works; the CLI then waits for the storage instead.
+    return ControlServer.listen(root, target, log).catch((error) => {
+      log(`no control channel: ${(error as Error).message}`);
+      return null;
+    });
+  }
+
+  private static async listen(root: string, target: ControlTarget, log: (line: string) => void): Promise<ControlServer | null> {
     const path = controlSocketPath(root);
     if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
       log(`no control channel: the socket path ${path} is longer than ${MAX_SOCKET_PATH} bytes; the CLI waits for the storage instead`);
@@ -38,7 +46,12 @@ export class ControlServer {
       server.once("error", reject);
       server.listen(path, () => resolve());
     });
-    await chmod(path, 0o600);
+    try {
+      await chmod(path, 0o600);
+    } catch (error) {
+      server.close();
+      throw error;
+    }
     return control;
   }
 

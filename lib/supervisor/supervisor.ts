@@ -141,7 +141,11 @@ export class Supervisor {
       options.log(`placement ${chosen.reason}`);
       const sup = new Supervisor(options, store, incarnation, placements, chosen);
       await sup.replay();
-      sup.retainedAtOpen = await retainAtOpen(sup.retentionHost(), options.retention);
+      // Pruning is housekeeping: a storage it cannot tidy is still opened, and says why once.
+      sup.retainedAtOpen = await retainAtOpen(sup.retentionHost(), options.retention).catch((error) => {
+        options.log(`pruning at open by the retention rule failed: ${(error as Error).message}`);
+        return { removed: [], incarnationsRemoved: 0 };
+      });
       if (options.control) sup.control = await ControlServer.start(store.root, sup.controlTarget(), options.log);
       return sup;
     } catch (error) {
