@@ -69,7 +69,7 @@ describe("the outlive CLI", () => {
   });
 
   it("has --help everywhere", () => {
-    for (const cmd of ["run", "ps", "wait", "kill", "logs", "replay", "stop-all", "probe", "census"]) {
+    for (const cmd of ["run", "ps", "wait", "kill", "logs", "ack", "rm", "prune", "replay", "stop-all", "probe", "census"]) {
       const r = outlive(cmd, "--help");
       expect(r.code, cmd).toBe(0);
       expect(r.out.toLowerCase(), cmd).toContain("usage");
