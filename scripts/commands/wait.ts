@@ -1,12 +1,13 @@
 import { askHolder, defaultStorageRoot, isTerminal, NO_HOLDER, type OutliveError, type TaskRecord } from "../../lib/mod.ts";
-import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
+import { lockWaitMs, parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
+import { reachStorage } from "./reach.ts";
 import { help, number } from "./run.ts";
 import { viewStorage } from "./storage-view.ts";
 import { taskSummary, taskTable } from "./task-table.ts";
 import { UsageError } from "./usage-error.ts";
 import { ENDED_WITHOUT_CODE, WAIT_TIMED_OUT, waitExitStatus } from "./wait-exit.ts";
 
-export const WAIT_HELP = `usage: outlive wait ID [--timeout SECONDS] [--interval MS] [--json]
+export const WAIT_HELP = `usage: outlive wait ID [--timeout SECONDS] [--interval MS] [--ack] [--json]
 
 Waits until the task has ended, prints it, and exits with its status:
   0–255  the task exited with that code (so \`outlive wait "$id" && deploy\` does what it says)
@@ -15,6 +16,7 @@ Waits until the task has ended, prints it, and exits with its status:
   1      no such task, or the storage could not be read (a message on stderr)
 A supervisor holding the storage is asked through its control channel; otherwise the
 storage is held only for a moment every --interval ms (default 200), so kill and ps work meanwhile.
+--ack acknowledges the completion once it is printed (as outlive ack ID), so prune may remove it.
 ${SUPERVISOR_FLAGS_HELP}`;
 
 export async function waitCommand(args: string[]): Promise<number> {
@@ -22,6 +24,7 @@ export async function waitCommand(args: string[]): Promise<number> {
     ...SUPERVISOR_FLAGS,
     timeout: { type: "string" },
     interval: { type: "string" },
+    ack: { type: "boolean" },
   });
   if (values.help) return help(WAIT_HELP);
   if (positionals.length !== 1) throw new UsageError("wait takes exactly one task id");
@@ -30,16 +33,23 @@ export async function waitCommand(args: string[]): Promise<number> {
   const end = values.timeout === undefined ? Infinity : Date.now() + number("--timeout", values.timeout) * 1000;
   const options = supervisorOptions(values);
   const root = options.storage ?? defaultStorageRoot();
+  const done = async (record: TaskRecord) => {
+    const code = print(record, Boolean(values.json), waitExitStatus(record));
+    if (values.ack) {
+      await reachStorage(options, { direct: (sup) => sup.ack(id), viaHolder: { op: "ack", args: { id }, result: (r) => r as TaskRecord } }, lockWaitMs(values));
+    }
+    return code;
+  };
   for (;;) {
     const fromHolder = await askHolderUntil(root, id, end);
-    if (fromHolder && isTerminal(fromHolder.state)) return print(fromHolder, Boolean(values.json), waitExitStatus(fromHolder));
+    if (fromHolder && isTerminal(fromHolder.state)) return done(fromHolder);
     const view = await viewStorage(options);
     const record = view.records.find((r) => r.id === id);
     if (!record) {
       console.error(`outlive: no task ${JSON.stringify(id)} in this storage`);
       return 1;
     }
-    if (isTerminal(record.state)) return print(record, Boolean(values.json), waitExitStatus(record));
+    if (isTerminal(record.state)) return done(record);
     if (Date.now() >= end) return print(record, Boolean(values.json), WAIT_TIMED_OUT);
     await new Promise((r) => setTimeout(r, interval));
   }

@@ -60,8 +60,8 @@ describe("the CLI and a long-lived supervisor holding the storage", () => {
     const waited = await outlive(storage, "wait", id);
     expect(waited.code).toBe(125);
     const four = await outlive(storage, "run", "--", "sh", "-c", "sleep 0.3; exit 4");
-    expect((await outlive(storage, "wait", four.out.trim())).code).toBe(4);
-    expect((await outlive(storage, "ack", id, four.out.trim())).code).toBe(0);
+    expect((await outlive(storage, "wait", four.out.trim(), "--ack")).code).toBe(4);
+    expect((await outlive(storage, "ack", id)).code).toBe(0);
     expect((await module.request("list")).tasks.filter((t: { acknowledgedAt: string | null }) => t.acknowledgedAt)).toHaveLength(2);
     const pruned = await outlive(storage, "prune", "--keep", "1", "--json");
     expect(JSON.parse(pruned.out).removed).toEqual([id]);
