@@ -5,6 +5,7 @@ export type OutliveErrorCode =
   | "E_STORAGE"
   | "E_STORAGE_LOCKED"
   | "E_NO_TASK"
+  | "E_TASK_LIVE"
   | "E_CORRUPT_RECORD"
   | "E_NEWER_SCHEMA"
   | "E_PLACEMENT_UNAVAILABLE"
@@ -13,7 +14,8 @@ export type OutliveErrorCode =
   | "E_CLOSED"
   | "E_NOT_PTY"
   | "E_PTY_CLOSED"
-  | "E_PTY_UNSAFE";
+  | "E_PTY_UNSAFE"
+  | "E_CONTROL";
 
 /**
  * Every error outlive throws on purpose: a `code` to switch on, a message a person can act on.

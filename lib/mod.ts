@@ -31,3 +31,5 @@ export * from "./census/mod.ts";
 export * from "./launch/mod.ts";
 export * from "./generation/mod.ts";
 export * from "./pty/mod.ts";
+export * from "./retention/mod.ts";
+export * from "./control/mod.ts";

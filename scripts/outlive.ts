@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 import { OutliveError } from "../lib/mod.ts";
+import { ACK_HELP, ackCommand } from "./commands/ack.ts";
 import { KILL_HELP, killCommand } from "./commands/kill.ts";
 import { LOGS_HELP, logsCommand } from "./commands/logs.ts";
 import { PROBE_HELP, probeCommand } from "./commands/probe.ts";
+import { PRUNE_HELP, pruneCommand } from "./commands/prune.ts";
 import { PS_HELP, psCommand } from "./commands/ps.ts";
 import { REPLAY_HELP, replayCommand } from "./commands/replay.ts";
+import { RM_HELP, rmCommand } from "./commands/rm.ts";
 import { RUN_HELP, runCommand } from "./commands/run.ts";
 import { STOP_ALL_HELP, stopAllCommand } from "./commands/stop-all.ts";
 import { UsageError } from "./commands/usage-error.ts";
@@ -21,6 +24,9 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help:
   wait: { run: waitCommand, help: WAIT_HELP },
   kill: { run: killCommand, help: KILL_HELP },
   logs: { run: logsCommand, help: LOGS_HELP },
+  ack: { run: ackCommand, help: ACK_HELP },
+  rm: { run: rmCommand, help: RM_HELP },
+  prune: { run: pruneCommand, help: PRUNE_HELP },
   replay: { run: replayCommand, help: REPLAY_HELP },
   "stop-all": { run: stopAllCommand, help: STOP_ALL_HELP },
   probe: { run: probeCommand, help: PROBE_HELP },
@@ -41,6 +47,9 @@ commands:
   wait      wait until a task has ended
   kill      end a task: TERM, grace, KILL, cgroup kill
   logs      print a task's output
+  ack       mark finished tasks' completions as received
+  rm        remove finished tasks and quarantined records
+  prune     remove acknowledged finished tasks, oldest first
   replay    replay the storage now and print what was found
   stop-all  end every task of the storage
   probe     which placements work here, and why

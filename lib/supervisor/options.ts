@@ -1,5 +1,7 @@
 import { describeValue, OutliveError } from "../errors.ts";
 import type { Placement } from "../placement/placement.ts";
+import type { PruneRule } from "../retention/choose-prune.ts";
+import { normalizeRetention } from "../retention/options.ts";
 import { PLACEMENT_NAMES, type PlacementName } from "../store/record.ts";
 import { defaultStorageRoot } from "../store/storage-root.ts";
 
@@ -41,10 +43,22 @@ export interface SupervisorOptions {
   log?: (line: string) => void;
   /** Placement implementations to use instead of the built-in ones (tests, a daemon-owned cgroup). */
   placements?: Partial<Record<PlacementName, Placement>>;
+  /**
+   * What open prunes: finished, acknowledged tasks, oldest first (see `prune`).
+   * Default `{ keep: 1000 }`: all but the newest 1000. `false`: nothing.
+   */
+  retention?: { olderThanSeconds?: number; keep?: number } | false;
+  /**
+   * Serve the control channel (`<storage>/control/supervisor.sock`, mode 0600 in a
+   * 0700 directory) through which `outlive run/kill/wait/ack/rm/prune` reach this
+   * supervisor while it holds the storage. Default true.
+   */
+  control?: boolean;
 }
 
-export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | "placements">> & {
+export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | "placements" | "retention">> & {
   cgroupBase: string | undefined;
+  retention: PruneRule | false;
   placements: Partial<Record<PlacementName, Placement>>;
 };
 
@@ -74,6 +88,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     throw bad("cgroupBase", "an absolute path", o.cgroupBase);
   }
   if (o.log !== undefined && typeof o.log !== "function") throw bad("log", "a function", o.log);
+  if (o.control !== undefined && typeof o.control !== "boolean") throw bad("control", "a boolean", o.control);
   return {
     storage,
     mode,
@@ -90,6 +105,8 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     cgroupBase: o.cgroupBase,
     log: o.log ?? ((line: string) => process.stderr.write(`outlive: ${line}\n`)),
     placements: o.placements ?? {},
+    retention: normalizeRetention(o.retention),
+    control: o.control ?? true,
   };
 }
 

@@ -28,6 +28,11 @@ import { isTerminal, SCHEMA_VERSION, type PlacementName, type TaskRecord, type T
 import { acquireStorageLock, releaseStorageLock } from "../store/storage-lock.ts";
 import { checkTaskId, newTaskId } from "../store/task-id.ts";
 import { TaskStore, type UnreadableTask } from "../store/task-store.ts";
+import { ControlServer } from "../control/server.ts";
+import { normalizePruneRule } from "../retention/options.ts";
+import { readGenerationFloor } from "../retention/generation-floor.ts";
+import { CLOSE_PURGE_BUDGET_MS, Purger } from "../retention/purger.ts";
+import { prune, type PruneResult, pruneWhenOver, removeByName, retainAtOpen, type RetentionHost } from "../retention/retention.ts";
 import { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type RunSpec, type SupervisorOptions } from "./options.ts";
 import { KeyedTasks } from "./keyed-tasks.ts";
@@ -90,6 +95,8 @@ export class Supervisor {
   readonly placements: Record<PlacementName, Placement>;
   /** What replay found at open. */
   replayReport!: ReplayReport;
+  /** What the `retention` rule removed at open. */
+  retainedAtOpen!: PruneResult;
 
   private readonly records = new Map<string, TaskRecord>();
   private readonly watched = new Map<string, TaskWatch>();
@@ -102,6 +109,10 @@ export class Supervisor {
   private keyed!: KeyedTasks;
   private readonly bootIdNow = bootId();
   private readonly deadIncarnations = new Map<string, Promise<boolean | null>>();
+  private control: ControlServer | null = null;
+  private readonly purger: Purger;
+  /** A prune by the retention rule under way, started by an ack. */
+  private pruning: Promise<void> | null = null;
   private closed = false;
 
   private constructor(
@@ -117,6 +128,7 @@ export class Supervisor {
     this.placements = placements;
     this.placement = chosen.placement;
     this.placementReason = chosen.reason;
+    this.purger = new Purger(store.root, options.log);
   }
 
   /** Takes the storage, records this incarnation, chooses a placement, replays every task. */
@@ -132,6 +144,12 @@ export class Supervisor {
       options.log(`placement ${chosen.reason}`);
       const sup = new Supervisor(options, store, incarnation, placements, chosen);
       await sup.replay();
+      // Pruning is housekeeping: a storage it cannot tidy is still opened, and says why once.
+      sup.retainedAtOpen = await retainAtOpen(sup.retentionHost(), options.retention).catch((error) => {
+        options.log(`pruning at open by the retention rule failed: ${(error as Error).message}`);
+        return { removed: [], incarnationsRemoved: 0 };
+      });
+      if (options.control) sup.control = await ControlServer.start(store.root, sup.controlTarget(), options.log);
       return sup;
     } catch (error) {
       await releaseStorageLock(store.root, incarnation);
@@ -332,7 +350,62 @@ export class Supervisor {
     await this.store.write(acked);
     this.records.set(id, acked);
     this.queue.forget(id);
+    this.keepBounded();
     return acked;
+  }
+
+  /**
+   * Removes finished tasks (record and output) and quarantined records, by
+   * id or by their name in `quarantine/`. One live or unknown name, and
+   * nothing is removed (E_TASK_LIVE, E_NO_TASK). A crash during it leaves
+   * each task whole or gone.
+   */
+  async remove(ids: string | string[]): Promise<string[]> {
+    this.assertOpen();
+    return removeByName(this.retentionHost(), typeof ids === "string" ? [ids] : ids);
+  }
+
+  /**
+   * Removes finished tasks whose completion was acknowledged, oldest first:
+   * those that finished more than `olderThanSeconds` ago (default: any),
+   * leaving the newest `keep` (default 0). Then the incarnation files no
+   * record needs.
+   */
+  async prune(rule: { olderThanSeconds?: number; keep?: number } = {}): Promise<PruneResult> {
+    this.assertOpen();
+    return prune(this.retentionHost(), normalizePruneRule(rule, "prune", { olderThanSeconds: 0, keep: 0 }), "now");
+  }
+
+  /** A supervisor that lives for days prunes by its retention rule as acks come, not only at open. */
+  private keepBounded(): void {
+    const rule = this.options.retention;
+    if (!rule || this.pruning || this.closed) return;
+    this.pruning = pruneWhenOver(this.retentionHost(), rule)
+      .catch((error) => this.options.log(`pruning by the retention rule failed: ${(error as Error).message}`))
+      .finally(() => (this.pruning = null));
+  }
+
+  private retentionHost(): RetentionHost {
+    return {
+      store: this.store,
+      records: this.records,
+      forget: (id) => this.queue.forget(id),
+      liveIncarnations: () => [this.incarnation.id],
+      unreadable: () => this.replayReport.unreadable,
+      purger: this.purger,
+    };
+  }
+
+  private controlTarget() {
+    return {
+      run: (spec: RunSpec) => this.run(spec),
+      kill: (id: string, o: { graceMs?: number }) => this.kill(id, o),
+      wait: (id: string) => this.wait(id),
+      ack: (id: string) => this.ack(id),
+      remove: (ids: string[]) => this.remove(ids),
+      prune: (rule: { olderThanSeconds?: number; keep?: number }) => this.prune(rule),
+      hello: () => ({ pid: this.incarnation.pid, incarnation: this.incarnation.id }),
+    };
   }
 
   /**
@@ -362,6 +435,11 @@ export class Supervisor {
   /** Stops observing and gives up the storage; tasks run on. */
   async close(): Promise<void> {
     if (this.closed) return;
+    // Requests under way through the control channel finish first (a run, a kill); no new ones are taken.
+    const control = this.control;
+    this.control = null;
+    await control?.close();
+    if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.starting]);
     // A kill asked for before the close is carried out, not dropped: otherwise the next incarnation would
@@ -372,6 +450,8 @@ export class Supervisor {
     this.watched.clear();
     // A check that was under way finishes, and every record write lands, before the storage is given up.
     await Promise.allSettled(watches.map((w) => w.idle()));
+    await this.pruning;
+    await this.purger.stop(CLOSE_PURGE_BUDGET_MS);
     await this.store.flush();
     this.queue.close();
     await Promise.all(Object.values(this.placements).map((p) => p.flush().catch(() => {})));
@@ -430,7 +510,7 @@ export class Supervisor {
     const live = this.list().filter((r) => !isTerminal(r.state) && r.key !== null);
     for (const r of live.sort((a, b) => (a.generation ?? 0) - (b.generation ?? 0))) this.keyed.adopt(r);
     // A loop, not Math.max(...all): a storage may hold more records than a call takes arguments.
-    let highest = 0;
+    let highest = await readGenerationFloor(this.store.root);
     for (const r of this.records.values()) highest = Math.max(highest, r.generation ?? 0);
     this.keyed.reserveThrough(highest);
     for (const record of this.list()) {

@@ -1,6 +1,7 @@
-import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
+import type { KillResult } from "../../lib/mod.ts";
+import { lockWaitMs, parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
 import { help, number } from "./run.ts";
-import { withSupervisor } from "./storage-view.ts";
+import { reachStorage } from "./reach.ts";
 import { taskSummary, taskTable } from "./task-table.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -8,6 +9,7 @@ export const KILL_HELP = `usage: outlive kill ID [--grace MS] [--json]
 
 SIGTERM to the task's process group, up to --grace ms (default 2000), SIGKILL, then the
 placement's cgroup kill. Prints how it ended: term, kill, already-gone, pid-reused, terminal.
+When a supervisor holds the storage, it runs the ladder (through its control channel).
 ${SUPERVISOR_FLAGS_HELP}`;
 
 export async function killCommand(args: string[]): Promise<number> {
@@ -15,7 +17,10 @@ export async function killCommand(args: string[]): Promise<number> {
   if (values.help) return help(KILL_HELP);
   if (positionals.length !== 1) throw new UsageError("kill takes exactly one task id");
   const graceMs = values.grace === undefined ? undefined : number("--grace", values.grace);
-  const result = await withSupervisor(supervisorOptions(values), (sup) => sup.kill(positionals[0], { graceMs }));
+  const result = await reachStorage(supervisorOptions(values), {
+    direct: (sup) => sup.kill(positionals[0], { graceMs }),
+    viaHolder: { op: "kill", args: { id: positionals[0], graceMs }, result: (r) => r as KillResult },
+  }, lockWaitMs(values));
   if (values.json) console.log(JSON.stringify({ how: result.how, task: taskSummary(result.record) }));
   else console.log(`${result.how}\n${taskTable([result.record])}`);
   return 0;

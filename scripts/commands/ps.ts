@@ -1,28 +1,43 @@
+import { ALL_STATES, askHolder, defaultStorageRoot, NO_HOLDER, type TaskState } from "../../lib/mod.ts";
 import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
 import { help } from "./run.ts";
 import { viewStorage } from "./storage-view.ts";
 import { taskSummary, taskTable } from "./task-table.ts";
+import { UsageError } from "./usage-error.ts";
 
-export const PS_HELP = `usage: outlive ps [--json]
+export const PS_HELP = `usage: outlive ps [--state STATE] [--key KEY] [--json]
 
 Lists every task of the storage, brought up to date by replay when no supervisor holds it,
-and every record that could not be read (quarantined or from a newer outlive).
+and every record that could not be read (quarantined or from a newer outlive). Says which
+supervisor holds the storage, and whether it serves the control channel.
+  --state STATE  only tasks in STATE: ${ALL_STATES.join(", ")} (repeatable; default: all)
+  --key KEY      only tasks started under KEY (default: all)
 ${SUPERVISOR_FLAGS_HELP}`;
 
 export async function psCommand(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, SUPERVISOR_FLAGS, false);
+  const { values } = parseFlags(args, { ...SUPERVISOR_FLAGS, state: { type: "string", multiple: true }, key: { type: "string" } }, false);
   if (values.help) return help(PS_HELP);
-  const view = await viewStorage(supervisorOptions(values));
+  const states = (values.state as unknown as string[] | undefined) ?? [];
+  for (const s of states) {
+    if (!ALL_STATES.includes(s as TaskState)) throw new UsageError(`--state takes one of ${ALL_STATES.join(", ")}, got ${JSON.stringify(s)}`);
+  }
+  const options = supervisorOptions(values);
+  const view = await viewStorage(options);
+  const records = view.records.filter((r) => (states.length === 0 || states.includes(r.state)) && (values.key === undefined || r.key === values.key));
+  const served = view.holder ? (await askHolder(options.storage ?? defaultStorageRoot(), "hello", {}).catch(() => NO_HOLDER)) !== NO_HOLDER : false;
   if (values.json) {
     console.log(JSON.stringify({
-      tasks: view.records.map(taskSummary),
+      tasks: records.map(taskSummary),
       unreadable: view.unreadable,
-      holder: view.holder,
+      holder: view.holder ? { ...view.holder, controlChannel: served } : null,
     }, null, 2));
     return 0;
   }
-  if (view.holder) console.log(`(held by supervisor pid ${view.holder.pid}, incarnation ${view.holder.id})`);
-  console.log(taskTable(view.records));
+  if (view.holder) {
+    const h = view.holder;
+    console.log(`(held by supervisor pid ${h.pid}, incarnation ${h.id}, since ${h.startedAt}; ${served ? "commands go through its control channel" : "it serves no control channel: commands wait for it"})`);
+  }
+  console.log(taskTable(records));
   for (const u of view.unreadable) {
     console.log(`unreadable ${u.id}: ${u.problem.reason}${u.quarantinedTo ? ` (moved to ${u.quarantinedTo})` : ""}`);
   }

@@ -1,12 +1,19 @@
-import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { withSupervisor } from "./storage-view.ts";
+import { isAbsolute, resolve } from "node:path";
+import type { TaskRecord } from "../../lib/mod.ts";
+import { lockWaitMs, parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
+import { reachStorage } from "./reach.ts";
 import { taskSummary } from "./task-table.ts";
 import { UsageError } from "./usage-error.ts";
 
-export const RUN_HELP = `usage: outlive run [--id ID] [--timeout SECONDS] [--memory-max BYTES] [--key KEY] [--pty [--cols C --rows R]] [--shell STRING | -- CMD ARG…]
+export const RUN_HELP = `usage: outlive run [--id ID] [--cwd DIR] [--env NAME=VALUE]… [--key KEY] [--timeout SECONDS] [--memory-max BYTES] [--pty [--cols C --rows R]] [--shell STRING | -- CMD ARG…]
 
-Starts a task and prints its id once it runs. The task outlives this command.
+Starts a task and prints its id once it runs. The task outlives this command. When a
+supervisor holds the storage, it starts the task (through its control channel), with
+its own environment plus --env.
   --id ID            task id (default: generated, t-<16 hex>)
+  --cwd DIR          directory the task runs in (default: this one)
+  --env NAME=VALUE   set a variable for the task (repeatable; default: this environment only)
+  --key KEY          one task per key: a live task under KEY is superseded (killed) (default: none)
   --timeout SECONDS  end the task as timed_out after this long (default: the 24 h ceiling)
   --memory-max BYTES cap its memory (cgroup placements only)
   --shell STRING     run STRING with /bin/sh -c instead of an argv
@@ -18,6 +25,8 @@ export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     ...SUPERVISOR_FLAGS,
     id: { type: "string" },
+    cwd: { type: "string" },
+    env: { type: "string", multiple: true },
     timeout: { type: "string" },
     "memory-max": { type: "string" },
     key: { type: "string" },
@@ -30,21 +39,30 @@ export async function runCommand(args: string[]): Promise<number> {
   if ((values.shell === undefined) === (positionals.length === 0)) {
     throw new UsageError("run needs a command: --shell STRING or -- CMD ARG…, not both");
   }
-  const timeoutSeconds = values.timeout === undefined ? undefined : number("--timeout", values.timeout);
-  const memoryMaxBytes = values["memory-max"] === undefined ? undefined : number("--memory-max", values["memory-max"]);
+  const env: Record<string, string> = {};
+  for (const pair of (values.env as unknown as string[] | undefined) ?? []) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--env takes NAME=VALUE, got ${JSON.stringify(pair)}`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
   if (!values.pty && (values.cols !== undefined || values.rows !== undefined)) throw new UsageError("--cols and --rows need --pty");
   const pty = values.pty
     ? { cols: values.cols === undefined ? undefined : number("--cols", values.cols), rows: values.rows === undefined ? undefined : number("--rows", values.rows) }
     : undefined;
-  const record = await withSupervisor(supervisorOptions(values), (sup) =>
-    sup.run({
-      id: values.id,
-      key: values.key,
-      timeoutSeconds,
-      memoryMaxBytes,
-      pty,
-      ...(values.shell !== undefined ? { shell: values.shell } : { argv: positionals }),
-    }));
+  const spec = {
+    id: values.id,
+    key: values.key,
+    cwd: values.cwd === undefined ? process.cwd() : isAbsolute(values.cwd) ? values.cwd : resolve(values.cwd),
+    env,
+    timeoutSeconds: values.timeout === undefined ? undefined : number("--timeout", values.timeout),
+    memoryMaxBytes: values["memory-max"] === undefined ? undefined : number("--memory-max", values["memory-max"]),
+    pty,
+    ...(values.shell !== undefined ? { shell: values.shell } : { argv: positionals }),
+  };
+  const record = await reachStorage(supervisorOptions(values), {
+    direct: (sup) => sup.run(spec),
+    viaHolder: { op: "run", args: spec, result: (r) => r as TaskRecord },
+  }, lockWaitMs(values));
   console.log(values.json ? JSON.stringify(taskSummary(record)) : record.id);
   return 0;
 }

@@ -9,10 +9,11 @@ import {
   TaskStore,
   type UnreadableTask,
 } from "../../lib/mod.ts";
+import { openWaiting } from "./reach.ts";
 
 /** Opens a supervisor for the length of one command: it replays, `fn` runs, it closes and the tasks run on. */
 export async function withSupervisor<T>(options: SupervisorOptions, fn: (sup: Supervisor) => Promise<T>): Promise<T> {
-  const sup = await Supervisor.open(options);
+  const sup = await openWaiting(options);
   try {
     return await fn(sup);
   } finally {

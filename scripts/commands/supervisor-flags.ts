@@ -9,6 +9,7 @@ export const SUPERVISOR_FLAGS = {
   placement: { type: "string" },
   prefix: { type: "string" },
   json: { type: "boolean" },
+  "lock-wait": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const satisfies ParseArgsConfig["options"];
 
@@ -16,6 +17,7 @@ export const SUPERVISOR_FLAGS_HELP = `  --storage DIR      task storage (default
   --mode MODE        daemon | standalone (default $OUTLIVE_MODE, else standalone)
   --placement NAME   auto | systemd-scope | cgroup-v2 | process-group (default auto)
   --prefix NAME      unit and cgroup name prefix (default outlive)
+  --lock-wait SECONDS  how long to wait for another command holding the storage (default 30)
   --json             print JSON`;
 
 /** parseArgs with usage errors turned into UsageError. */
@@ -27,7 +29,8 @@ export function parseFlags<O extends NonNullable<ParseArgsConfig["options"]>>(
   try {
     return parseArgs({ args, options, allowPositionals, strict: true }) as never;
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    // parseArgs explains over several lines; the first names the flag and the problem.
+    throw new UsageError(String((error as Error).message).split("\n")[0]);
   }
 }
 
@@ -43,5 +46,18 @@ export function supervisorOptions(values: Record<string, unknown>): SupervisorOp
     placement: values.placement as SupervisorOptions["placement"],
     prefix: values.prefix as string | undefined,
     log: () => {},
+    // A command holds the storage for a moment; only a long-lived supervisor serves the channel.
+    control: false,
   };
+}
+
+/** `--lock-wait` in milliseconds (default 30 s). */
+export function lockWaitMs(values: Record<string, unknown>): number {
+  const text = values["lock-wait"] as string | undefined;
+  if (text === undefined) return 30_000;
+  const seconds = Number(text);
+  if (text.trim() === "" || !Number.isFinite(seconds) || seconds < 0) {
+    throw new UsageError(`--lock-wait takes a number of seconds >= 0, got ${JSON.stringify(text)}`);
+  }
+  return seconds * 1000;
 }

@@ -24,7 +24,8 @@ describe("the outlive CLI", () => {
     expect(run.code).toBe(0);
     expect(run.out.trim()).toBe("hello");
     const waited = outlive("wait", "hello", "--json");
-    expect(waited.code).toBe(0);
+    // wait exits with the task's own exit code.
+    expect(waited.code).toBe(3);
     const task = JSON.parse(waited.out);
     for (const field of ["id", "state", "exitCode", "reason", "pid", "startedAt", "finishedAt", "placement"]) expect(task).toHaveProperty(field);
     expect(task).toMatchObject({ id: "hello", state: "exited", exitCode: 3, placement: "process-group" });
@@ -68,7 +69,7 @@ describe("the outlive CLI", () => {
   });
 
   it("has --help everywhere", () => {
-    for (const cmd of ["run", "ps", "wait", "kill", "logs", "replay", "stop-all", "probe", "census"]) {
+    for (const cmd of ["run", "ps", "wait", "kill", "logs", "ack", "rm", "prune", "replay", "stop-all", "probe", "census"]) {
       const r = outlive(cmd, "--help");
       expect(r.code, cmd).toBe(0);
       expect(r.out.toLowerCase(), cmd).toContain("usage");

@@ -1,0 +1,63 @@
+import { askHolder, type ControlOp, defaultStorageRoot, NO_HOLDER, OutliveError, Supervisor, type SupervisorOptions } from "../../lib/mod.ts";
+
+/** How a command does its work: as the storage's supervisor for a moment, or through the one that holds it. */
+export interface Reach<T> {
+  direct: (sup: Supervisor) => Promise<T>;
+  viaHolder: { op: ControlOp; args: Record<string, unknown>; result: (answer: unknown) => T };
+}
+
+/**
+ * Carries a command out on the storage. A long-lived supervisor that holds
+ * it is asked through its control channel; with none, the command opens the
+ * storage itself for a moment. Another command holding it for its own moment
+ * is waited for (up to `lockWaitMs`), so commands started at once take turns
+ * instead of failing with E_STORAGE_LOCKED.
+ */
+export async function reachStorage<T>(options: SupervisorOptions, reach: Reach<T>, lockWaitMs: number): Promise<T> {
+  const root = options.storage ?? defaultStorageRoot();
+  const deadline = Date.now() + lockWaitMs;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    const answer = await askHolder(root, reach.viaHolder.op, reach.viaHolder.args).catch((error) => {
+      // A holder closing between our connect and its answer: look again, as if none had answered.
+      if ((error as OutliveError).code === "E_CLOSED") return NO_HOLDER;
+      throw error;
+    });
+    if (answer !== NO_HOLDER) return reach.viaHolder.result(answer);
+    let sup: Supervisor;
+    try {
+      sup = await Supervisor.open({ ...options, control: false });
+    } catch (error) {
+      if ((error as OutliveError).code !== "E_STORAGE_LOCKED") throw error;
+      if (Date.now() >= deadline) {
+        throw new OutliveError("E_STORAGE_LOCKED", `${(error as Error).message} (waited ${lockWaitMs / 1000} s; it serves no control channel)`);
+      }
+      await new Promise((r) => setTimeout(r, pause));
+      continue;
+    }
+    try {
+      return await reach.direct(sup);
+    } finally {
+      await sup.close();
+    }
+  }
+}
+
+/**
+ * Opens the storage as its supervisor, waiting (up to `lockWaitMs`) while
+ * another command holds it for its moment. A holder that serves the control
+ * channel lives long: waiting for it would be in vain, so its E_STORAGE_LOCKED
+ * is thrown at once, for the caller to read the disk or go through it.
+ */
+export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_000): Promise<Supervisor> {
+  const root = options.storage ?? defaultStorageRoot();
+  const deadline = Date.now() + lockWaitMs;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      return await Supervisor.open({ ...options, control: false });
+    } catch (error) {
+      if ((error as OutliveError).code !== "E_STORAGE_LOCKED" || Date.now() >= deadline) throw error;
+      if ((await askHolder(root, "hello", {}).catch(() => NO_HOLDER)) !== NO_HOLDER) throw error;
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+}
