@@ -4,6 +4,7 @@ import { ContainerError } from "./errors.ts";
 import { ContainerHandle } from "./handle.ts";
 import type { Machine } from "./machine.ts";
 import { consoleLogPath, bootNspawn, NspawnMachine } from "./nspawn.ts";
+import { bootHost, HostMachine } from "./host.ts";
 import { bootOci, OciMachine, probeOci } from "./oci.ts";
 import { resolveOptions, type ContainerOptions, type EngineName, type ResolvedOptions } from "./options.ts";
 import { waitUntilReady } from "./readiness.ts";
@@ -13,8 +14,8 @@ import { loadState, saveState, type ContainerState, commonState } from "./state.
 /** Progress goes to stderr so a scenario's stdout stays its own. */
 export const stderrLog: Log = (line) => process.stderr.write(`container: ${line}\n`);
 
-/** The order `auto` tries engines in: a real engine when one works, nspawn otherwise. */
-const AUTO_ORDER: readonly EngineName[] = ["docker", "podman", "nspawn"];
+/** The order `auto` tries engines in (see ContainerOptions.engine for why nspawn leads). */
+const AUTO_ORDER: readonly EngineName[] = ["nspawn", "podman", "docker"];
 
 /**
  * Boots a systemd container and waits (bounded) until systemd and the
@@ -36,6 +37,7 @@ export async function bootContainer(options: ContainerOptions = {}, log: Log = s
   const resolved = resolveOptions(options);
   const order = resolved.engine === "auto" ? AUTO_ORDER : [resolved.engine];
   const passedOver: string[] = [];
+  let first: ContainerError | null = null;
   for (const engine of order) {
     const isLast = engine === order[order.length - 1];
     try {
@@ -45,25 +47,33 @@ export async function bootContainer(options: ContainerOptions = {}, log: Log = s
       const r = handle.info.readiness;
       log(
         `${resolved.name}: ${resolved.suite}, systemd ${r.systemdVersion}, ${r.systemState} after ${r.ms} ms, ` +
-          `cgroup ${resolved.unified ? "v2 only (unified)" : "layout of the host"}` +
+          `cgroup ${handle.info.unified ? "v2 only (unified)" : "hybrid (v1 + v2)"}` +
           (r.failedUnits.length > 0 ? `, failed units: ${r.failedUnits.join(" ")}` : ""),
       );
       return handle;
     } catch (error) {
-      if (isLast || !(error instanceof ContainerError) || !error.cannotRunHere) throw error;
+      if (!(error instanceof ContainerError) || !error.cannotRunHere) throw error;
+      first ??= error;
+      if (isLast && passedOver.length === 0) throw error;
       passedOver.push(`${engine}: ${error.message}`);
+      // The first engine's reason leads (for `auto` the preferred one, e.g. "needs root"); the others follow.
+      if (isLast) throw new ContainerError(first.code, `${first.message} (also tried ${passedOver.slice(1).join("; ")})`, first.kept);
     }
   }
   throw new ContainerError("no-engine", "no engine to try");
 }
 
 async function bootWith(engine: EngineName, options: ResolvedOptions, log: Log): Promise<ContainerHandle> {
-  if (engine !== "nspawn") {
-    const probe = await probeOci(engine);
-    if (!probe.ok) throw new ContainerError("no-engine", probe.reason);
+  if (engine === "host") {
     const launchedAt = Date.now();
-    const machine = await bootOci(engine, options);
-    return await whenReady(machine, options, launchedAt);
+    return await whenReady(await bootHost(options), options, launchedAt);
+  }
+  if (engine !== "nspawn") {
+    const probe = await probeOci(engine, options.projectDir, options.ociCommand ?? engine);
+    if (!probe.ok) throw new ContainerError("no-engine", probe.reason);
+    // The image (built once, then cached) is not part of the boot time.
+    const machine = await bootOci(engine, options, log);
+    return await whenReady(machine, options, Date.parse(machine.state.startedAt));
   }
   const rootfs = await ensureRootfs(options, log);
   if (rootfs.buildMs !== null) log(`cold build of ${options.suite}: ${(rootfs.buildMs / 1000).toFixed(1)} s`);
@@ -83,9 +93,9 @@ async function bootWith(engine: EngineName, options: ResolvedOptions, log: Log):
 async function whenReady(machine: Machine, options: ResolvedOptions, launchedAt: number): Promise<ContainerHandle> {
   try {
     const readiness = await waitUntilReady(machine, options.uid, options.bootTimeoutMs, launchedAt);
-    const state = loadState(options.cacheDir, options.name);
-    saveState({ ...state, readiness } as ContainerState);
-    return new ContainerHandle(machine, { ...commonState(options), engine: machine.engine, readiness });
+    const state = { ...loadState(options.cacheDir, options.name), readiness } as ContainerState;
+    saveState(state);
+    return new ContainerHandle(machine, { ...state, readiness });
   } catch (error) {
     const kept = await keepBootEvidence(machine, options);
     const report = await machine.stop(options.stopTimeoutMs);
@@ -111,7 +121,9 @@ async function keepBootEvidence(machine: Machine, options: ResolvedOptions): Pro
 
 /** A machine object for a container another process started (CLI `exec`/`down`). */
 export function machineFromState(state: ContainerState): Machine {
-  return state.engine === "nspawn" ? new NspawnMachine(state) : new OciMachine(state);
+  if (state.engine === "nspawn") return new NspawnMachine(state);
+  if (state.engine === "host") return new HostMachine(state);
+  return new OciMachine(state);
 }
 
 async function stopFromState(options: ResolvedOptions): Promise<void> {

@@ -17,13 +17,12 @@
 import { parseArgs } from "node:util";
 import { attachContainer, bootContainer, machineFromState, stderrLog } from "./boot.ts";
 import { describeFailure } from "./errors.ts";
-import { probeOci } from "./oci.ts";
 import { resolveOptions, type ContainerOptions, type EngineChoice, type Suite } from "./options.ts";
-import { findTool } from "./preconditions.ts";
+import { engineMissing } from "./preflight.ts";
 import { ensureRootfs } from "./rootfs.ts";
 import { listStateNames, loadState } from "./state.ts";
 
-const USAGE = "usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke  [--suite bookworm|trixie] [--host-layout] [--name N] [--engine auto|nspawn|docker|podman] [--cache-dir DIR]";
+const USAGE = "usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke  [--suite bookworm|trixie] [--host-layout] [--name N] [--engine auto|nspawn|podman|docker|host] [--cache-dir DIR]";
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -92,27 +91,16 @@ function usage(): number {
   return 2;
 }
 
+/** Every engine and whether it can run here; `auto` takes the first of nspawn, podman, docker that can. */
 async function engine(): Promise<number> {
-  const reasons: string[] = [];
-  for (const name of ["docker", "podman"] as const) {
-    const probe = await probeOci(name);
-    if (probe.ok) {
-      console.log(`${name} (${probe.reason}; falls back to nspawn if it cannot boot the image)`);
-      return 0;
-    }
-    reasons.push(`${name}: ${probe.reason}`);
+  let chosen: string | null = null;
+  for (const name of ["nspawn", "podman", "docker", "host"] as const) {
+    const why = await engineMissing(name);
+    if (why === null && name !== "host") chosen ??= name;
+    console.log(`${name.padEnd(7)} ${why === null ? "can run here" : `cannot: ${why}`}`);
   }
-  const missing = [];
-  for (const [tool, pkg] of [["systemd-nspawn", "systemd-container"], ["debootstrap", "debootstrap"], ["nsenter", "util-linux"]]) {
-    if ((await findTool(tool!)) === null) missing.push(`${tool} (${pkg})`);
-  }
-  if (missing.length > 0 || process.getuid?.() !== 0) {
-    const why = [...missing.map((m) => `missing ${m}`), ...(process.getuid?.() !== 0 ? ["not root"] : [])];
-    console.log(`none: ${[...reasons, `nspawn: ${why.join(", ")}`].join("; ")}; run container/install-deps.sh as root`);
-    return 77;
-  }
-  console.log(`nspawn (${reasons.join("; ")})`);
-  return 0;
+  console.log(`auto    → ${chosen ?? "none: run container/install-deps.sh as root"}`);
+  return chosen === null ? 77 : 0;
 }
 
 async function down(names: string[]): Promise<number> {

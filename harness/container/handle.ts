@@ -11,7 +11,7 @@ export interface ExecOptions {
   /** Run as the unprivileged user (with XDG_RUNTIME_DIR set) instead of root. Default false. */
   user?: boolean;
   env?: Record<string, string>;
-  /** Working directory inside. Default /work/project. */
+  /** Working directory inside. Default the project (`info.projectInside`). */
   cwd?: string;
   /** Bound on the command; systemd also ends the unit at this bound. Default 60 s. */
   timeoutMs?: number;
@@ -33,7 +33,7 @@ export interface StartOptions {
   /** With manager `system`: run as the unprivileged user. Default false. */
   user?: boolean;
   env?: Record<string, string>;
-  /** Default /work/project. */
+  /** Default the project (`info.projectInside`). */
   cwd?: string;
   /** systemd ends the service after this many seconds. Default none. */
   runtimeMaxSec?: number;
@@ -53,7 +53,6 @@ export interface ContainerInfo extends Omit<CommonState, "startedAt" | "readines
   readiness: Readiness;
 }
 
-const DEFAULT_CWD = "/work/project";
 const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 /** How long systemd lets an exec unit outlive its host-side bound (in case the harness itself died). */
 const SLACK_MS = 5_000;
@@ -86,7 +85,7 @@ export class ContainerHandle {
       argv,
       runAs: options.user ? { user: this.info.user, uid: this.info.uid } : undefined,
       env: options.env,
-      cwd: options.cwd ?? DEFAULT_CWD,
+      cwd: options.cwd ?? this.info.projectInside,
       // A backstop only: the host-side bound fires first, and then the unit is stopped explicitly.
       runtimeMaxSec: Math.ceil((timeoutMs + SLACK_MS) / 1000),
     };
@@ -113,7 +112,7 @@ export class ContainerHandle {
       unit: unitName,
       argv,
       env: options.env,
-      cwd: options.cwd ?? DEFAULT_CWD,
+      cwd: options.cwd ?? this.info.projectInside,
       runtimeMaxSec: options.runtimeMaxSec,
       properties: options.properties,
     };

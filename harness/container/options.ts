@@ -7,7 +7,8 @@ import { ContainerError } from "./errors.ts";
 export type Suite = "bookworm" | "trixie";
 export const SUITES: readonly Suite[] = ["bookworm", "trixie"];
 
-export type EngineName = "nspawn" | "docker" | "podman";
+/** `host`: no container, the host's own systemd (a CI VM, a privileged systemd job); chosen by name only, never by `auto`. */
+export type EngineName = "nspawn" | "docker" | "podman" | "host";
 export type EngineChoice = EngineName | "auto";
 
 /** What a caller may say about a container; every field has a default. */
@@ -22,7 +23,12 @@ export interface ContainerOptions {
    * the machines outlive targets run.
    */
   unified?: boolean;
-  /** Which engine; `auto` (default) tries docker, podman, then nspawn, and uses the first that really runs. */
+  /**
+   * Which engine; `auto` (default) tries nspawn, podman, then docker, and
+   * uses the first that really runs: nspawn first because it gives pure
+   * cgroup v2 inside on any host layout, where podman and docker give the
+   * host's. `host` is never picked by `auto`.
+   */
   engine?: EngineChoice;
   /** Machine name, also the host name inside. Default `outlive-<suite>-<pid>-<random>`. */
   name?: string;
@@ -38,6 +44,11 @@ export interface ContainerOptions {
   nodePath?: string;
   /** Debian mirror for debootstrap. Default `http://deb.debian.org/debian`. */
   mirror?: string;
+  /**
+   * The podman/docker client to run, a name on PATH or a path (e.g.
+   * `podman-remote`). Default: the engine's own name.
+   */
+  ociCommand?: string;
   /** Bound on building a root file system. Default 15 minutes. */
   buildTimeoutMs?: number;
   /** Bound on boot until systemd and the user manager run. Default 60 s. */
@@ -59,6 +70,7 @@ export interface ResolvedOptions {
   runDir: string;
   nodePath: string;
   mirror: string;
+  ociCommand: string | null;
   buildTimeoutMs: number;
   bootTimeoutMs: number;
   stopTimeoutMs: number;
@@ -117,7 +129,7 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
   const unified = options.unified ?? DEFAULTS.unified;
   if (typeof unified !== "boolean") fail("unified", "a boolean", unified);
   const engine = options.engine ?? DEFAULTS.engine;
-  if (!["auto", "nspawn", "docker", "podman"].includes(engine)) fail("engine", "auto, nspawn, docker or podman", engine);
+  if (!["auto", "nspawn", "docker", "podman", "host"].includes(engine)) fail("engine", "auto, nspawn, podman, docker or host", engine);
   const name = options.name ?? `outlive-${suite}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   if (typeof name !== "string" || !NAME_PATTERN.test(name)) fail("name", "lower-case letters, digits and dashes (at most 63)", name);
   const user = options.user ?? DEFAULTS.user;
@@ -129,6 +141,8 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
   const nodePath = absolutePath("nodePath", options.nodePath, DEFAULTS.nodePath);
   const mirror = options.mirror ?? DEFAULTS.mirror;
   if (typeof mirror !== "string" || !/^https?:\/\//.test(mirror)) fail("mirror", "an http(s) URL", mirror);
+  const ociCommand = options.ociCommand ?? null;
+  if (ociCommand !== null && (typeof ociCommand !== "string" || !/^[\w./+-]+$/.test(ociCommand))) fail("ociCommand", "a command name or path", ociCommand);
   return {
     suite,
     unified,
@@ -141,6 +155,7 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
     runDir: join(cacheDir, "runs", name),
     nodePath,
     mirror,
+    ociCommand,
     buildTimeoutMs: positiveInt("buildTimeoutMs", options.buildTimeoutMs, DEFAULTS.buildTimeoutMs),
     bootTimeoutMs: positiveInt("bootTimeoutMs", options.bootTimeoutMs, DEFAULTS.bootTimeoutMs),
     stopTimeoutMs: positiveInt("stopTimeoutMs", options.stopTimeoutMs, DEFAULTS.stopTimeoutMs),

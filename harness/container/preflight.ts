@@ -1,24 +1,19 @@
 import { existsSync } from "node:fs";
 import { findHostCgroups } from "./host-cgroup.ts";
-import { DEFAULTS } from "./options.ts";
+import { hostEngineMissing } from "./host.ts";
+import { probeOci } from "./oci-engine.ts";
+import { DEFAULTS, findProjectRoot, type EngineChoice, type EngineName } from "./options.ts";
 import { findTool } from "./preconditions.ts";
 
-/**
- * Why a container cannot be booted here, or null when it probably can: for
- * tests and scenarios to skip with the reason printed instead of failing.
- * Cheap: checks root, tools and cgroups, boots nothing (the network for
- * debootstrap is only found out by trying).
- *
- * @example
- * ```ts
- * import { cannotRunHereReason } from "./preflight.ts";
- * const why = await cannotRunHereReason();
- * if (why) console.log(`skipped: ${why}`);
- * ```
- */
-export async function cannotRunHereReason(nodePath: string = DEFAULTS.nodePath): Promise<string | null> {
+const NSPAWN_TOOLS = [["systemd-nspawn", "systemd-container"], ["debootstrap", "debootstrap"], ["nsenter", "util-linux"]] as const;
+
+/** Why one engine cannot boot here, or null. Cheap: boots nothing (debootstrap's network is only found out by trying). */
+export async function engineMissing(engine: EngineName, nodePath: string = DEFAULTS.nodePath, projectDir = findProjectRoot()): Promise<string | null> {
+  if (engine === "host") return await hostEngineMissing();
   if (typeof process.getuid === "function" && process.getuid() !== 0) return "needs root (uid 0)";
-  for (const [tool, pkg] of [["systemd-nspawn", "systemd-container"], ["debootstrap", "debootstrap"], ["nsenter", "util-linux"]] as const) {
+  // podman and docker boot an image made from the same debootstrapped rootfs.
+  const tools = engine === "nspawn" ? NSPAWN_TOOLS : NSPAWN_TOOLS.filter(([tool]) => tool === "debootstrap");
+  for (const [tool, pkg] of tools) {
     if ((await findTool(tool)) === null) return `${tool} is not installed (Debian package ${pkg}): run container/install-deps.sh`;
   }
   if (!existsSync(nodePath)) return `no Node binary at ${nodePath} to bind into the container`;
@@ -27,5 +22,34 @@ export async function cannotRunHereReason(nodePath: string = DEFAULTS.nodePath):
   } catch (error) {
     return (error as Error).message;
   }
+  if (engine !== "nspawn") {
+    const probe = await probeOci(engine, projectDir);
+    if (!probe.ok) return probe.reason;
+  }
   return null;
+}
+
+/**
+ * Why a container cannot be booted here with this engine choice, or null
+ * when it probably can: for tests and scenarios to skip with the reason
+ * printed instead of failing. `auto` needs any one of nspawn, podman, docker.
+ *
+ * @example
+ * ```ts
+ * import { cannotRunHereReason } from "./preflight.ts";
+ * const why = await cannotRunHereReason();
+ * if (why) console.log(`skipped: ${why}`);
+ * ```
+ */
+export async function cannotRunHereReason(nodePath: string = DEFAULTS.nodePath, engine: EngineChoice = "auto"): Promise<string | null> {
+  if (engine !== "auto") return await engineMissing(engine, nodePath);
+  const reasons: string[] = [];
+  for (const candidate of ["nspawn", "podman", "docker"] as const) {
+    const why = await engineMissing(candidate, nodePath);
+    if (why === null) return null;
+    reasons.push(`${candidate}: ${why}`);
+    // Without root none of them can run: one reason is enough.
+    if (why.startsWith("needs root")) return why;
+  }
+  return reasons.join("; ");
 }

@@ -8,19 +8,23 @@ import type { Readiness } from "./readiness.ts";
 /** What every engine records: enough for another process (`cli.ts exec|down NAME`) to find the container again. */
 export interface CommonState {
   name: string;
-  suite: Suite;
+  /** The Debian suite booted, or `host` for the host engine (the host's own systemd). */
+  suite: Suite | "host";
   unified: boolean;
   user: string;
   uid: number;
   runDir: string;
+  /** Where the project is for commands run through the machine: /work/project in a container, its own path on the host engine. */
+  projectInside: string;
   startedAt: string;
   /** Set once systemd and the user manager ran. */
   readiness?: Readiness;
 }
 
 /** The fields every engine's state takes from the resolved options. */
-export function commonState(options: Pick<CommonState, "name" | "suite" | "unified" | "user" | "uid" | "runDir">): Omit<CommonState, "startedAt" | "readiness"> {
+export function commonState(options: Pick<CommonState, "name" | "suite" | "unified" | "user" | "uid" | "runDir">, projectInside = "/work/project"): Omit<CommonState, "startedAt" | "readiness"> {
   return {
+    projectInside,
     name: options.name,
     suite: options.suite,
     unified: options.unified,
@@ -44,9 +48,20 @@ export interface NspawnState extends CommonState {
 export interface OciState extends CommonState {
   engine: "docker" | "podman";
   containerId: string;
+  /** Where container/containers.conf is read from for every engine command. */
+  projectDir: string;
+  /** The client binary (`ociCommand`, default the engine's name). */
+  command: string;
 }
 
-export type ContainerState = NspawnState | OciState;
+export interface HostState extends CommonState {
+  engine: "host";
+  /** What the harness changed on the host, so teardown undoes exactly that. */
+  createdUser: boolean;
+  enabledLinger: boolean;
+}
+
+export type ContainerState = NspawnState | OciState | HostState;
 
 const STATE_FILE = "state.json";
 

@@ -1,15 +1,21 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import type { Suite } from "../container/mod.ts";
+import type { EngineChoice, Suite } from "../container/mod.ts";
 import type { ScenarioResult } from "./host-run.ts";
 import { isScenarioName, ON_DEMAND_NAMES, SCENARIO_NAMES } from "./registry.ts";
 import { EXIT_CODES } from "./report.ts";
 import { formatSummary, runSuites, SYSTEMD_SUITES } from "./run-suites.ts";
+import { junitXml } from "./junit.ts";
 
-const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--summary-json FILE] [--list]
+const ENGINES = ["auto", "nspawn", "podman", "docker", "host"];
+
+const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--summary-json FILE] [--junit FILE] [--list]
   NAME…            scenarios to run (default: all of them)
   --systemd V      only this systemd version (252 = bookworm, 257 = trixie); default both
+  --engine E       auto (default: nspawn, else podman, else docker), nspawn, podman, docker,
+                   or host (this machine's own systemd, no container; runs once, on its version)
   --summary-json F write {passed, failed, skipped, results:[…]} to F
+  --junit F        write JUnit XML to F: one testcase per scenario and systemd version
   --list           print the scenario names and exit
 Exit: one scenario on one version → its verdict (0 pass, 1 fail, 77 skip); otherwise 1 if any failed, else 0.`;
 
@@ -23,6 +29,8 @@ export async function scenarioCli(args: string[]): Promise<number> {
       options: {
         systemd: { type: "string" },
         "summary-json": { type: "string" },
+        engine: { type: "string" },
+        junit: { type: "string" },
         list: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -49,12 +57,18 @@ export async function scenarioCli(args: string[]): Promise<number> {
     console.error(`Expected --systemd to be 252 or 257, got ${JSON.stringify(values.systemd)}`);
     return 2;
   }
+  if (values.engine !== undefined && !ENGINES.includes(values.engine)) {
+    console.error(`Expected --engine to be one of ${ENGINES.join(", ")}, got ${JSON.stringify(values.engine)}`);
+    return 2;
+  }
+  const engine = (values.engine ?? "auto") as EngineChoice;
   const names = positionals.length > 0 ? positionals : [...SCENARIO_NAMES];
   const suites: Suite[] = values.systemd ? [SYSTEMD_SUITES[values.systemd]] : ["bookworm", "trixie"];
   const started = Date.now();
-  const results = await runSuites({ names, suites });
+  const results = await runSuites({ names, suites, engine });
   console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   if (values["summary-json"]) writeSummary(values["summary-json"], results);
+  if (values.junit) writeFileSync(values.junit, junitXml(results, engine));
   if (results.length === 1) return EXIT_CODES[results[0].verdict];
   return results.some((r) => r.verdict === "fail") ? 1 : 0;
 }

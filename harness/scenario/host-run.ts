@@ -8,8 +8,6 @@ import { loadScenario } from "./registry.ts";
 import type { DriverReport, ScenarioReport, Verdict } from "./report.ts";
 import { renderTimeline } from "./timeline-svg.ts";
 
-/** Where the project is inside the container. */
-const PROJECT_INSIDE = "/work/project";
 /** How long past the scenario's own bound the host waits for the driver (start-up, cleanup, writing the report). */
 const DRIVER_SLACK_MS = 30_000;
 
@@ -41,6 +39,8 @@ export async function runScenarioIn(
   // A file (a benchmark) instead of a registered scenario: the same driver, the same reports.
   const scenario = options.scenario ?? (options.file ? (await import(pathToFileURL(options.file).href)).default : await loadScenario(name));
   const suite = container.info.suite;
+  // /work/project in a container; the project's own path on the host engine.
+  const PROJECT_INSIDE = container.info.projectInside;
   const systemd = container.info.readiness.systemdVersion ?? null;
   const root = projectRoot();
   const reportDir = join(root, "harness", "reports", `${name}-${suite}`);

@@ -1,4 +1,4 @@
-import { bootContainer, cannotRunHereReason, type ContainerHandle, describeFailure, type Suite } from "../container/mod.ts";
+import { bootContainer, cannotRunHereReason, type ContainerHandle, describeFailure, type EngineChoice, type Suite } from "../container/mod.ts";
 import { runScenarioIn, type ScenarioResult } from "./host-run.ts";
 
 /** systemd versions the harness ships against, and the Debian suite that has each. */
@@ -7,6 +7,8 @@ export const SYSTEMD_SUITES: Record<string, Suite> = { "252": "bookworm", "257":
 export interface SuiteRunOptions {
   names: string[];
   suites: Suite[];
+  /** Default `auto`. `host` runs once, on the host's own systemd, whatever `suites` says. */
+  engine?: EngineChoice;
   log?: (line: string) => void;
 }
 
@@ -20,8 +22,10 @@ export interface SuiteRunOptions {
 export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResult[]> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const results: ScenarioResult[] = [];
-  const cannot = await cannotRunHereReason();
-  for (const suite of options.suites) {
+  const engine = options.engine ?? "auto";
+  const cannot = await cannotRunHereReason(undefined, engine);
+  const suites: (Suite | "host")[] = engine === "host" ? ["host"] : options.suites;
+  for (const suite of suites) {
     const failAll = (verdict: "skip" | "fail", why: string) => {
       for (const name of options.names) results.push({ name, suite, systemd: null, verdict, why, durationMs: 0, reportDir: "" });
     };
@@ -33,14 +37,14 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
     let container: ContainerHandle;
     const bootStart = Date.now();
     try {
-      container = await bootContainer({ suite });
+      container = await bootContainer(suite === "host" ? { engine } : { suite, engine });
     } catch (error) {
       const { line, exitCode } = describeFailure(error);
       log(line);
       failAll(exitCode === 77 ? "skip" : "fail", line);
       continue;
     }
-    log(`${suite}: container ${container.info.name} up in ${((Date.now() - bootStart) / 1000).toFixed(1)} s (systemd ${container.info.readiness.systemdVersion})`);
+    log(`${suite}: ${container.info.engine} ${container.info.name} up in ${((Date.now() - bootStart) / 1000).toFixed(1)} s (systemd ${container.info.readiness.systemdVersion})`);
     const stopOnSignal = () => {
       void container.teardown().finally(() => process.exit(130));
     };

@@ -20,8 +20,11 @@ async function cannotRunHere(promise: Promise<unknown>): Promise<ContainerError>
 
 describe("faults end in one line and exit 77, never a hang", () => {
   it("an engine that is not there", async () => {
-    const error = await cannotRunHere(bootContainer({ engine: "podman" }, () => {}));
+    // A client name no machine has, so the test means the same with or without podman installed.
+    const ociCommand = `podman-not-installed-${process.pid}`;
+    const error = await cannotRunHere(bootContainer({ engine: "podman", ociCommand }, () => {}));
     expect(error.code).toBe("no-engine");
+    expect(error.message).toContain(`${ociCommand} is not installed or not on PATH`);
     expect(describeFailure(error).line.split("\n")).toHaveLength(1);
   });
 
