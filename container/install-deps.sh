@@ -1,7 +1,10 @@
 #!/bin/sh
-# Installs what the engine-less container needs (systemd-nspawn, debootstrap,
-# nsenter) and what PTY tasks need (script, setpriv, stty) on Debian/Ubuntu. Idempotent: installs nothing when all are there,
-# and runs `apt-get update` only when something is missing. Needs root.
+# Installs what the harness's engines need on Debian/Ubuntu: systemd-nspawn,
+# debootstrap and nsenter (nspawn), podman and runc (podman; runc because
+# crun refuses hybrid-cgroup hosts), and what PTY tasks need (script,
+# setpriv, stty). Idempotent: installs nothing when all are there, and runs
+# `apt-get update` only when something is missing. Needs root. `npm test`
+# runs it as root (scripts/test-all.ts).
 set -eu
 
 missing=""
@@ -12,9 +15,13 @@ command -v nsenter >/dev/null 2>&1 || missing="$missing util-linux"
 command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
 command -v setpriv >/dev/null 2>&1 || case "$missing" in *util-linux*) ;; *) missing="$missing util-linux" ;; esac
 command -v stty >/dev/null 2>&1 && command -v mkfifo >/dev/null 2>&1 || missing="$missing coreutils"
+# Ubuntu's debootstrap needs Debian's keyring to check a Debian suite.
+[ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || missing="$missing debian-archive-keyring"
+command -v podman >/dev/null 2>&1 || missing="$missing podman"
+command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing="$missing runc"
 
 if [ -z "$missing" ]; then
-  echo "install-deps: systemd-nspawn, debootstrap, nsenter, script, setpriv, stty and mkfifo are installed"
+  echo "install-deps: systemd-nspawn, debootstrap (and Debian's keyring), nsenter, script, setpriv, stty, mkfifo, podman and runc are installed"
   exit 0
 fi
 if [ "$(id -u)" != 0 ]; then

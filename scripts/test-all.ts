@@ -3,10 +3,15 @@
  * `npm test`: the Node suite (vitest), the Deno suite (deno test) and the
  * harness scenarios, then one closing line `N passed, N failed, N skipped`.
  * Exits non-zero when anything failed.
+ *
+ * As root on a machine that lacks what the container scenarios need, it
+ * first runs container/install-deps.sh (a no-op when all is there), so the
+ * README's one command runs them instead of skipping (`--no-install` not).
+ * `--junit DIR` writes DIR/vitest.xml, DIR/deno.xml and DIR/scenarios.xml.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { $ } from "zx";
 import { projectRoot } from "../harness/module-client.ts";
@@ -19,6 +24,8 @@ const { values, positionals: vitestFilters } = parseArgs({
     "no-deno": { type: "boolean" },
     "no-scenarios": { type: "boolean" },
     "no-node": { type: "boolean" },
+    "no-install": { type: "boolean" },
+    junit: { type: "string" },
   },
 });
 
@@ -28,6 +35,13 @@ $.verbose = true;
 $.nothrow = true;
 // `npm test` compiled dist/ just before; the suites need not build it again.
 process.env.OUTLIVE_BUILT = "1";
+const junitDir = values.junit ? resolve(values.junit) : null;
+if (junitDir) mkdirSync(junitDir, { recursive: true });
+
+if (!values["no-install"] && !values["no-scenarios"] && process.getuid?.() === 0) {
+  // Idempotent and quiet when everything is installed; exit 77 (not Debian, no apt) only means the scenarios may skip.
+  await $`sh container/install-deps.sh`;
+}
 
 interface Tally {
   suite: string;
@@ -59,7 +73,8 @@ function vitestFailures(j: VitestJson): string[] {
 
 if (!values["no-node"]) {
   const report = join(mkdtempSync(join(tmpdir(), "outlive-vitest-")), "report.json");
-  const run = await $`npx vitest run --reporter=default --reporter=json --outputFile=${report} ${vitestFilters}`;
+  const junit = junitDir ? ["--reporter=junit", `--outputFile.junit=${join(junitDir, "vitest.xml")}`] : [];
+  const run = await $`npx vitest run --reporter=default --reporter=json --outputFile.json=${report} ${junit} ${vitestFilters}`;
   let t: Tally = { suite: "node (vitest)", passed: 0, failed: 0, skipped: 0, broken: true };
   if (existsSync(report)) {
     const j = JSON.parse(readFileSync(report, "utf8"));
@@ -77,7 +92,8 @@ if (!values["no-node"]) {
 }
 
 if (!values["no-deno"]) {
-  const run = await $`node_modules/.bin/deno test -A --no-check=remote test/deno/`;
+  const junit = junitDir ? [`--junit-path=${join(junitDir, "deno.xml")}`] : [];
+  const run = await $`node_modules/.bin/deno test -A --no-check=remote ${junit} test/deno/`;
   const plain = run.stdout.replace(/\x1b\[[0-9;]*m/g, "");
   const m = /(?:ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed(?: \| (\d+) ignored)?/.exec(plain);
   tallies.push({
@@ -93,7 +109,8 @@ if (!values["no-deno"]) {
 
 if (!values["no-scenarios"] && existsSync(join(root, "dist/harness/scenarios.js"))) {
   const report = join(mkdtempSync(join(tmpdir(), "outlive-scenarios-")), "summary.json");
-  const run = await $`node dist/harness/scenarios.js --summary-json ${report}`;
+  const junit = junitDir ? ["--junit", join(junitDir, "scenarios.xml")] : [];
+  const run = await $`node dist/harness/scenarios.js --summary-json ${report} ${junit}`;
   let t: Tally = { suite: "scenarios (harness)", passed: 0, failed: 0, skipped: 0, broken: true };
   if (existsSync(report)) {
     const j = JSON.parse(readFileSync(report, "utf8"));
