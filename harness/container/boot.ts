@@ -46,7 +46,7 @@ export async function bootContainer(options: ContainerOptions = {}, log: Log = s
       log(`engine: ${engine}${why}`);
       const r = handle.info.readiness;
       log(
-        `${resolved.name}: ${resolved.suite}, systemd ${r.systemdVersion}, ${r.systemState} after ${r.ms} ms, ` +
+        `${resolved.name}: ${handle.info.suite}, systemd ${r.systemdVersion}, ${r.systemState} after ${r.ms} ms, ` +
           `cgroup ${handle.info.unified ? "v2 only (unified)" : "hybrid (v1 + v2)"}` +
           (r.failedUnits.length > 0 ? `, failed units: ${r.failedUnits.join(" ")}` : ""),
       );

@@ -130,7 +130,7 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
   if (typeof unified !== "boolean") fail("unified", "a boolean", unified);
   const engine = options.engine ?? DEFAULTS.engine;
   if (!["auto", "nspawn", "docker", "podman", "host"].includes(engine)) fail("engine", "auto, nspawn, podman, docker or host", engine);
-  const name = options.name ?? `outlive-${suite}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const name = options.name ?? `outlive-${engine === "host" ? "host" : suite}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   if (typeof name !== "string" || !NAME_PATTERN.test(name)) fail("name", "lower-case letters, digits and dashes (at most 63)", name);
   const user = options.user ?? DEFAULTS.user;
   if (typeof user !== "string" || !USER_PATTERN.test(user)) fail("user", "a plain user name", user);

@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { EngineChoice, Suite } from "../container/mod.ts";
 import type { ScenarioResult } from "./host-run.ts";
@@ -16,6 +17,7 @@ const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--su
                    or host (this machine's own systemd, no container; runs once, on its version)
   --summary-json F write {passed, failed, skipped, results:[…]} to F
   --junit F        write JUnit XML to F: one testcase per scenario and systemd version
+  --cache-dir D    root file systems, images' sources and run state (default container/cache)
   --list           print the scenario names and exit
 Exit: one scenario on one version → its verdict (0 pass, 1 fail, 77 skip); otherwise 1 if any failed, else 0.`;
 
@@ -31,6 +33,7 @@ export async function scenarioCli(args: string[]): Promise<number> {
         "summary-json": { type: "string" },
         engine: { type: "string" },
         junit: { type: "string" },
+        "cache-dir": { type: "string" },
         list: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -65,7 +68,7 @@ export async function scenarioCli(args: string[]): Promise<number> {
   const names = positionals.length > 0 ? positionals : [...SCENARIO_NAMES];
   const suites: Suite[] = values.systemd ? [SYSTEMD_SUITES[values.systemd]] : ["bookworm", "trixie"];
   const started = Date.now();
-  const results = await runSuites({ names, suites, engine });
+  const results = await runSuites({ names, suites, engine, cacheDir: values["cache-dir"] && resolve(values["cache-dir"]) });
   console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   if (values["summary-json"]) writeSummary(values["summary-json"], results);
   if (values.junit) writeFileSync(values.junit, junitXml(results, engine));

@@ -9,6 +9,8 @@ export interface SuiteRunOptions {
   suites: Suite[];
   /** Default `auto`. `host` runs once, on the host's own systemd, whatever `suites` says. */
   engine?: EngineChoice;
+  /** Default `<project>/container/cache`. */
+  cacheDir?: string;
   log?: (line: string) => void;
 }
 
@@ -37,7 +39,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
     let container: ContainerHandle;
     const bootStart = Date.now();
     try {
-      container = await bootContainer(suite === "host" ? { engine } : { suite, engine });
+      container = await bootContainer(suite === "host" ? { engine, cacheDir: options.cacheDir } : { suite, engine, cacheDir: options.cacheDir });
     } catch (error) {
       const { line, exitCode } = describeFailure(error);
       log(line);
