@@ -9,6 +9,9 @@
  *   node dist/harness/container/cli.js journal NAME
  *   node dist/harness/container/cli.js down NAME | --all      stop and remove everything it left
  *   node dist/harness/container/cli.js smoke [--suite S]      up, a few checks, down
+ *   node dist/harness/container/cli.js job [--suite S] -- SCRIPT
+ *                                                             SCRIPT (sh, as root) in a privileged podman job
+ *                                                             container without systemd: GitLab's shape, locally
  *
  * Exit 77 means "cannot run here" (no root, no engine, no network for
  * debootstrap, a container that does not boot), with one line saying what
@@ -18,11 +21,12 @@ import { parseArgs } from "node:util";
 import { attachContainer, bootContainer, machineFromState, stderrLog } from "./boot.ts";
 import { describeFailure } from "./errors.ts";
 import { resolveOptions, type ContainerOptions, type EngineChoice, type Suite } from "./options.ts";
+import { runInJobContainer } from "./job.ts";
 import { engineMissing } from "./preflight.ts";
 import { ensureRootfs } from "./rootfs.ts";
 import { listStateNames, loadState } from "./state.ts";
 
-const USAGE = "usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke  [--suite bookworm|trixie] [--host-layout] [--name N] [--engine auto|nspawn|podman|docker|host] [--cache-dir DIR]";
+const USAGE = "usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke | job -- SCRIPT  [--suite bookworm|trixie] [--host-layout] [--name N] [--engine auto|nspawn|podman|docker|host] [--cache-dir DIR]";
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -81,6 +85,14 @@ async function main(argv: string[]): Promise<number> {
       return await down(values.all ? listStateNames(resolveOptions({}).cacheDir) : rest);
     case "smoke":
       return await smoke(options);
+    case "job": {
+      if (rest.length === 0) return usage();
+      const r = await runInJobContainer(rest.join(" "), { ...options, timeoutMs: 60 * 60_000 }, stderrLog);
+      process.stdout.write(r.stdout);
+      process.stderr.write(r.stderr);
+      if (r.leftovers.length > 0) console.error(`job: LEFT ${r.leftovers.join(", ")}`);
+      return r.exitCode ?? 1;
+    }
     default:
       return usage();
   }

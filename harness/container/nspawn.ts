@@ -6,9 +6,9 @@ import { isSameProcess } from "../../lib/proc/identity.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
 import { runCommand, type CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
+import { hostCgroupsMountingIfNeeded, releaseCgroup2Mount } from "./cgroup2-mount.ts";
 import {
   cgroupPids,
-  findHostCgroups,
   killCgroupTree,
   launchCgroupDirs,
   makeLaunchCgroup,
@@ -66,7 +66,7 @@ export async function bootNspawn(options: ResolvedOptions, rootfs: string): Prom
   if (!existsSync(options.nodePath)) {
     throw new ContainerError("missing-package", `no Node binary at ${options.nodePath} to bind into the container: install nodejs >= 20 or pass nodePath`);
   }
-  const host = findHostCgroups();
+  const { host, mounted } = await hostCgroupsMountingIfNeeded();
   mkdirSync(options.runDir, { recursive: true });
   const launch = makeLaunchCgroup(host, options.name);
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -97,6 +97,7 @@ export async function bootNspawn(options: ResolvedOptions, rootfs: string): Prom
     nspawn: { pid, startTime: stat.startTime },
     pid1: null,
     cgroupDirs: launchCgroupDirs(host, options.name),
+    mountedCgroup2: mounted,
   };
   // Saved before anything can fail, so `down` finds a container that never got ready.
   saveState(state);
@@ -211,6 +212,7 @@ export class NspawnMachine implements Machine {
     for (const dir of this.state.cgroupDirs) await waitCgroupEmpty(dir, 2_000);
     for (const dir of this.state.cgroupDirs) leftovers.push(...removeCgroupTree(dir).map((d) => `cgroup ${d}`));
     leftovers.push(...mountsUnder(this.state.rootfs).map((m) => `mount ${m}`));
+    leftovers.push(...(await releaseCgroup2Mount(this.state.mountedCgroup2 ?? null)));
     removePropagateDir(this.name);
     const clean = leftovers.length === 0;
     if (clean) markStopped(this.state);

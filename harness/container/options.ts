@@ -40,7 +40,12 @@ export interface ContainerOptions {
   projectDir?: string;
   /** Root file systems and run directories. Default `<projectDir>/container/cache`. */
   cacheDir?: string;
-  /** The host's Node binary, bound read-only at /usr/local/bin/node. Default `/usr/bin/node`. */
+  /**
+   * The host's Node binary, bound read-only at /usr/local/bin/node. Default:
+   * the Node running the harness, else `/usr/bin/node` (under Deno), so a
+   * setup-node toolcache or an official node image's /usr/local/bin/node
+   * works without saying so.
+   */
   nodePath?: string;
   /** Debian mirror for debootstrap. Default `http://deb.debian.org/debian`. */
   mirror?: string;
@@ -82,7 +87,7 @@ export const DEFAULTS = {
   engine: "auto" as EngineChoice,
   user: "outlive",
   uid: 1000,
-  nodePath: "/usr/bin/node",
+  nodePath: /(^|\/)node$/.test(process.execPath) ? process.execPath : "/usr/bin/node",
   mirror: "http://deb.debian.org/debian",
   buildTimeoutMs: 15 * 60_000,
   bootTimeoutMs: 60_000,

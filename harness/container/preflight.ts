@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { needsCgroup2Mount } from "./cgroup2-mount.ts";
 import { findHostCgroups } from "./host-cgroup.ts";
 import { hostEngineMissing } from "./host.ts";
 import { probeOci } from "./oci-engine.ts";
@@ -18,7 +19,8 @@ export async function engineMissing(engine: EngineName, nodePath: string = DEFAU
   }
   if (!existsSync(nodePath)) return `no Node binary at ${nodePath} to bind into the container`;
   try {
-    findHostCgroups();
+    // A privileged job container with only v1 under a tmpfs gets cgroup v2 mounted at boot.
+    if (!needsCgroup2Mount(readFileSync("/proc/self/mountinfo", "utf8"))) findHostCgroups();
   } catch (error) {
     return (error as Error).message;
   }

@@ -43,6 +43,8 @@ export interface NspawnState extends CommonState {
   pid1: ProcessIdentity | null;
   /** The launch cgroup in every hierarchy nspawn touched; removed at teardown. */
   cgroupDirs: string[];
+  /** cgroup v2 mounted by the harness (a job container had none); unmounted by the last teardown. */
+  mountedCgroup2?: string | null;
 }
 
 export interface OciState extends CommonState {
