@@ -1,5 +1,5 @@
-import { writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { EngineChoice, Suite } from "../container/mod.ts";
 import type { ScenarioResult } from "./host-run.ts";
@@ -71,7 +71,10 @@ export async function scenarioCli(args: string[]): Promise<number> {
   const results = await runSuites({ names, suites, engine, cacheDir: values["cache-dir"] && resolve(values["cache-dir"]) });
   console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   if (values["summary-json"]) writeSummary(values["summary-json"], results);
-  if (values.junit) writeFileSync(values.junit, junitXml(results, engine));
+  if (values.junit) {
+    mkdirSync(dirname(resolve(values.junit)), { recursive: true });
+    writeFileSync(values.junit, junitXml(results, engine));
+  }
   if (results.length === 1) return EXIT_CODES[results[0].verdict];
   return results.some((r) => r.verdict === "fail") ? 1 : 0;
 }
