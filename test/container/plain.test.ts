@@ -3,6 +3,9 @@ import { ContainerError, describeFailure } from "../../harness/container/errors.
 import { findHostCgroups, launchCgroupDirs } from "../../harness/container/host-cgroup.ts";
 import { mountsUnder } from "../../harness/container/mounts.ts";
 import { nspawnArgv } from "../../harness/container/nspawn.ts";
+import { needsCgroup2Mount } from "../../harness/container/cgroup2-mount.ts";
+import { ociRunArgv } from "../../harness/container/oci.ts";
+import { testImageTag } from "../../harness/container/oci-image.ts";
 import { resolveOptions } from "../../harness/container/options.ts";
 import { classifySystemState, parseSystemdVersion } from "../../harness/container/readiness.ts";
 import { PACKAGES, recipeFor, recipeHash } from "../../harness/container/recipe.ts";
@@ -86,10 +89,13 @@ describe("options and recipe", () => {
     expect(() => resolveOptions({ suite: "sid" as never })).toThrow("Expected the `suite` option to be one of bookworm, trixie, got `sid` (string)");
     expect(() => resolveOptions({ bootTimeoutMs: -1 })).toThrow(/`bootTimeoutMs`.*`-1` \(number\)/);
     expect(() => resolveOptions({ name: "Bad Name" })).toThrow(/`name`/);
+    expect(() => resolveOptions({ engine: "lxc" as never })).toThrow("Expected the `engine` option to be auto, nspawn, podman, docker or host, got `lxc` (string)");
+    expect(() => resolveOptions({ ociCommand: "podman; rm -rf /" })).toThrow(/`ociCommand` option to be a command name or path/);
   });
   it("has defaults for everything", () => {
     const o = resolveOptions({ name: "m1" });
-    expect(o).toMatchObject({ suite: "bookworm", unified: true, engine: "auto", user: "outlive", uid: 1000, nodePath: "/usr/bin/node" });
+    // The Node that runs the harness (vitest runs under node), wherever it is installed.
+    expect(o).toMatchObject({ suite: "bookworm", unified: true, engine: "auto", user: "outlive", uid: 1000, nodePath: process.execPath, ociCommand: null });
     expect(o.runDir).toBe(`${o.cacheDir}/runs/m1`);
   });
   it("hashes the recipe per suite and setup script", () => {
@@ -104,8 +110,32 @@ describe("options and recipe", () => {
     const o = resolveOptions({ name: "m1", projectDir: "/p" });
     expect(nspawnArgv(o, "/r")).toEqual(expect.arrayContaining([
       "--volatile=overlay", "--boot", "--register=no", "--keep-unit", "--console=pipe",
-      "--bind-ro=/usr/bin/node:/usr/local/bin/node", "--bind=/p:/work/project",
+      `--bind-ro=${process.execPath}:/usr/local/bin/node`, "--bind=/p:/work/project",
     ]));
+  });
+  it("runs podman privileged, offline, with systemd mode and the host's Node; docker with a private cgroupns instead", () => {
+    const o = resolveOptions({ name: "m1", projectDir: "/p", nodePath: "/n/node" });
+    const podman = ociRunArgv("podman", o, "localhost/outlive-test:bookworm-x");
+    expect(podman.slice(0, 3)).toEqual(["podman", "run", "--detach"]);
+    expect(podman).toEqual(expect.arrayContaining(["--privileged", "--network=none", "--systemd=always", "/n/node:/usr/local/bin/node:ro", "/p:/work/project"]));
+    expect(podman.slice(-2)).toEqual(["localhost/outlive-test:bookworm-x", "/sbin/init"]);
+    const docker = ociRunArgv("docker", { ...o, ociCommand: "/opt/docker" }, "t");
+    expect(docker[0]).toBe("/opt/docker");
+    expect(docker).toEqual(expect.arrayContaining(["--cgroupns=private", "--tmpfs"]));
+    expect(docker).not.toContain("--systemd=always");
+  });
+  it("names the image after the rootfs and the Containerfile, so editing either builds anew", () => {
+    const tag = testImageTag("trixie", "abc", "FROM x");
+    expect(tag).toMatch(/^localhost\/outlive-test:trixie-[0-9a-f]{12}$/);
+    expect(testImageTag("trixie", "abc", "FROM x")).toBe(tag);
+    expect(testImageTag("trixie", "abd", "FROM x")).not.toBe(tag);
+    expect(testImageTag("trixie", "abc", "FROM y")).not.toBe(tag);
+  });
+  it("mounts cgroup v2 only for a job container with v1 under a tmpfs and no cgroup2 anywhere", () => {
+    const jobV1 = HYBRID.split("\n").filter((l) => !l.includes("cgroup2")).join("\n");
+    expect(needsCgroup2Mount(jobV1)).toBe(true);
+    expect(needsCgroup2Mount(HYBRID)).toBe(false);
+    expect(needsCgroup2Mount(UNIFIED)).toBe(false);
   });
 });
 
