@@ -12,6 +12,9 @@ import type { Log } from "./rootfs.ts";
 /** Where the project is inside the job container, as in a GitLab job's checkout. */
 export const JOB_PROJECT = "/work/project";
 
+/** PID 1 of the job: waits, reaps, and ends on TERM. */
+const JOB_PID1 = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done";
+
 export interface JobResult extends CommandResult {
   /** Whatever teardown could not remove (empty when clean). */
   leftovers: string[];
@@ -20,7 +23,9 @@ export interface JobResult extends CommandResult {
 /**
  * The shape of a GitLab docker executor with `privileged = true`, made
  * locally with podman: a privileged container of a Debian image, PID 1 a
- * plain `sleep` (no systemd), the host's Node and npm bound in the way the
+ * bash that only waits (no systemd; like the job's own shell it reaps the
+ * orphans it inherits, which tests of pid reuse rely on: with a `sleep` as
+ * PID 1 their zombies are never freed), the host's Node and npm bound in the way the
  * official node images have them, the network of the host (apt-get and
  * debootstrap run inside), the project at /work/project. Runs `script`
  * there with sh as root, then removes the container and its cgroups.
@@ -44,7 +49,7 @@ export async function runInJobContainer(script: string, options: ContainerOption
     "--volume", `${npmDir}:/usr/local/lib/node_modules/npm:ro`,
     "--volume", `${resolved.projectDir}:${JOB_PROJECT}`,
     ...(cacheTarget !== join(resolved.projectDir, "container", "cache") ? ["--volume", `${cacheTarget}:${cacheTarget}`] : []),
-    image, "sleep", "infinity",
+    image, "bash", "-c", JOB_PID1,
   ], { timeoutMs: 60_000, env });
   const id = run.stdout.trim();
   try {

@@ -1,6 +1,6 @@
+import { existsSync } from "node:fs";
 import { runCommand, type CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
-import { findHostCgroups } from "./host-cgroup.ts";
 import type { EnterOptions, Machine, TeardownReport } from "./machine.ts";
 import { removeLibpodCgroups } from "./oci-cgroups.ts";
 import { engineEnv, ociBinary, type OciEngine } from "./oci-engine.ts";
@@ -47,7 +47,7 @@ export async function bootOci(engine: OciEngine, options: ResolvedOptions, log: 
     engine,
     ...commonState(options),
     // The engine gives the container the host's cgroup layout; nspawn's unified switch has no equivalent.
-    unified: findHostCgroups().layout === "unified",
+    unified: existsSync("/sys/fs/cgroup/cgroup.controllers"),
     startedAt: new Date().toISOString(),
     containerId: run.exitCode === 0 ? containerId : options.name,
     projectDir: options.projectDir,

@@ -20,7 +20,7 @@ describe.skipIf(missing !== null)("a privileged job container without systemd", 
       ].join(" && "),
       { suite: "bookworm", timeoutMs: 15 * 60_000 },
     );
-    expect(r.stdout).toContain("pid1=sleep");
+    expect(r.stdout).toContain("pid1=bash");
     expect(r.stdout).toMatch(/^restart-adopt +bookworm +252 +pass/m);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     expect(r.leftovers).toEqual([]);
