@@ -54,6 +54,10 @@ export async function bootHost(options: ResolvedOptions): Promise<HostMachine> {
       throw new ContainerError("bad-option", `the host has a user ${options.user} with uid ${uid}, not ${options.uid}: pass uid ${uid} or another user name`);
     }
   } else {
+    const owner = await runCommand(["getent", "passwd", String(options.uid)], { timeoutMs: 10_000 });
+    if (owner.exitCode === 0) {
+      throw new ContainerError("bad-option", `uid ${options.uid} belongs to ${owner.stdout.split(":")[0]} on this host, not ${options.user}: pass that user name or a free uid`);
+    }
     const add = await runCommand(["useradd", "--uid", String(options.uid), "--user-group", "--create-home", "--shell", "/bin/sh", options.user], { timeoutMs: 30_000 });
     if (add.exitCode !== 0) throw new ContainerError("boot-failed", `useradd ${options.user} failed: ${add.stderr.trim()}`);
     state.createdUser = true;
