@@ -48,9 +48,15 @@ export function nspawnArgv(options: ResolvedOptions, rootfs: string): string[] {
   ];
 }
 
-function npmBind(nodePath: string): string[] {
+/** npm beside a Node binary (`<prefix>/lib/node_modules/npm`), when there is one; podman binds it too. */
+export function npmDirBeside(nodePath: string): string | null {
   const npm = join(dirname(dirname(nodePath)), "lib", "node_modules", "npm");
-  return existsSync(join(npm, "bin", "npx-cli.js")) ? [`--bind-ro=${npm}:/usr/local/lib/node_modules/npm`] : [];
+  return existsSync(join(npm, "bin", "npx-cli.js")) ? npm : null;
+}
+
+function npmBind(nodePath: string): string[] {
+  const npm = npmDirBeside(nodePath);
+  return npm ? [`--bind-ro=${npm}:/usr/local/lib/node_modules/npm`] : [];
 }
 
 /**

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { runCommand, type CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
+import { npmDirBeside } from "./nspawn.ts";
 import type { EnterOptions, Machine, TeardownReport } from "./machine.ts";
 import { removeLibpodCgroups } from "./oci-cgroups.ts";
 import { engineEnv, ociBinary, type OciEngine } from "./oci-engine.ts";
@@ -33,10 +34,17 @@ export function ociRunArgv(engine: OciEngine, options: ResolvedOptions, tag: str
     // podman mounts /run, /run/lock and /tmp as tmpfs itself with --systemd; docker needs them asked for.
     ...(engine === "podman" ? ["--systemd=always"] : ["--cgroupns=private", "--tmpfs", "/run", "--tmpfs", "/run/lock", "--tmpfs", "/tmp"]),
     "--volume", `${options.nodePath}:/usr/local/bin/node:ro`,
+    // npm where the official images keep it, as nspawn binds it: scenarios run MCP servers through npx.
+    ...npmVolume(options.nodePath),
     "--volume", `${options.projectDir}:/work/project`,
     tag,
     "/sbin/init",
   ];
+}
+
+function npmVolume(nodePath: string): string[] {
+  const npm = npmDirBeside(nodePath);
+  return npm ? ["--volume", `${npm}:/usr/local/lib/node_modules/npm:ro`] : [];
 }
 
 export async function bootOci(engine: OciEngine, options: ResolvedOptions, log: Log): Promise<OciMachine> {
