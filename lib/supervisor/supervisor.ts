@@ -100,6 +100,7 @@ export class Supervisor {
   private readonly bootIdNow = bootId();
   private readonly deadIncarnations = new Map<string, Promise<boolean | null>>();
   private closed = false;
+  private replayIndex: Map<string, TaskRecord[]> | null = null;
 
   private constructor(
     options: NormalizedOptions,
@@ -366,10 +367,11 @@ export class Supervisor {
       },
     });
     const report: ReplayReport = { adopted: [], finished: [], unchanged: [], deferred: [], unreadable, cleanedUp: [], foreign: [] };
+    this.replayIndex = incarnationIndex(records);
     const items = await replayAll(records, (r) => this.evidence(r), {
       concurrency: this.options.replayConcurrency,
       perTaskMs: this.options.replayPerTaskMs,
-    });
+    }).finally(() => (this.replayIndex = null));
     const toFinish: Array<{ record: TaskRecord; decision: Extract<ReplayDecision, { kind: "finish" }> }> = [];
     for (const { record, decision } of items) {
       if (decision.kind === "deferred") {
@@ -423,7 +425,15 @@ export class Supervisor {
       bootIdNow: this.bootIdNow,
       restartedAt: this.incarnation.startedAt,
       spawnerAlive: (incId) => this.incarnationAlive(incId),
+      otherTasks: (r) => this.siblingsOf(r),
     });
+  }
+
+  /** The other tasks of the incarnation that spawned `record`, as recorded (pid and start time). */
+  private siblingsOf(record: TaskRecord): Array<{ pid: number; startTime: string }> {
+    // Replay asks for thousands of records at once: one index for all of them, not a scan each.
+    const index = this.replayIndex ?? incarnationIndex(this.records.values());
+    return (index.get(record.incarnation) ?? []).filter((r) => r.id !== record.id).map((r) => ({ pid: r.pid!, startTime: r.startTime! }));
   }
 
   /**
@@ -666,4 +676,16 @@ export class Supervisor {
   private assertOpen(): void {
     if (this.closed) throw new OutliveError("E_CLOSED", "This supervisor was closed; open a new one");
   }
+}
+
+/** Records with a recorded process, by the incarnation that spawned them. */
+function incarnationIndex(records: Iterable<TaskRecord>): Map<string, TaskRecord[]> {
+  const index = new Map<string, TaskRecord[]>();
+  for (const r of records) {
+    if (r.pid === null || r.startTime === null || isTerminal(r.state)) continue;
+    const list = index.get(r.incarnation);
+    if (list) list.push(r);
+    else index.set(r.incarnation, [r]);
+  }
+  return index;
 }
