@@ -2,7 +2,8 @@ import type { TaskCommand } from "../store/record.ts";
 
 /**
  * The shell program every task runs in: `/bin/sh -c WRAPPER outlive-task
- * ENTER DEADLINE GRACE TIMED_OUT_FILE MODE CMD…`.
+ * ENTER DEADLINE GRACE TIMED_OUT_FILE MODE CMD…`, where MODE is `argv`
+ * (CMD… is the argv) or `shell` (CMD… is SHELL_PATH and the string).
  *
  * - ENTER: a `cgroup.procs` file to move itself into before any user code
  *   runs (empty for none). Exit 125 if that fails, so a task never runs
@@ -23,7 +24,7 @@ import type { TaskCommand } from "../store/record.ts";
  *   only while TIMED_OUT_FILE is absent: the watchdog creates it before it
  *   stops heeding TERM, so a wrapper never waits on a watchdog that is
  *   ending the group (and would KILL the wrapper before its marker).
- * - `sh -c -- "$1"`: a shell string that begins with `-` is the command, not options to sh.
+ * - `SHELL -c -- "$2"`: a shell string that begins with `-` is the command, not options to the shell.
  * - A TERM to the wrapper only waits for the command, so a kill still leaves
  *   an exit marker when the command itself exits on TERM.
  */
@@ -48,7 +49,7 @@ if [ "$deadline" -gt 0 ]; then
 fi
 trap 'got_term=1' TERM
 if [ "$mode" = shell ]; then
-  /bin/sh -c -- "$1" 3>&-
+  "$1" -c -- "$2" 3>&-
 else
   "$@" 3>&-
 fi
@@ -84,7 +85,7 @@ export interface WrapperArgs {
  * ```
  */
 export function wrapperArgv(a: WrapperArgs): string[] {
-  const tail = "argv" in a.command ? ["argv", ...a.command.argv] : ["shell", a.command.shell];
+  const tail = "argv" in a.command ? ["argv", ...a.command.argv] : ["shell", a.command.shellPath ?? "/bin/sh", a.command.shell];
   return [
     "/bin/sh",
     "-c",

@@ -1,6 +1,7 @@
 import { describeValue, OutliveError } from "../errors.ts";
 import type { Placement } from "../placement/placement.ts";
 import { PLACEMENT_NAMES, type PlacementName } from "../store/record.ts";
+import { defaultShellPath, shellPathProblem } from "../spawn/shell-path.ts";
 import { defaultStorageRoot } from "../store/storage-root.ts";
 
 export type SupervisorMode = "daemon" | "standalone";
@@ -35,6 +36,8 @@ export interface SupervisorOptions {
   cgroupBase?: string;
   /** Extra seconds a systemd scope's RuntimeMaxSec gets past the task's deadline. Default 60. */
   backstopSlackSeconds?: number;
+  /** The shell that runs `shell` tasks, as an absolute path. Default: bash where installed (it runs EXIT traps on a signal), else `/bin/sh`. */
+  shellPath?: string;
   /** Where one-line notices go (placement choice, refusals). Default: stderr. */
   log?: (line: string) => void;
   /** Placement implementations to use instead of the built-in ones (tests, a daemon-owned cgroup). */
@@ -71,6 +74,10 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
   if (o.cgroupBase !== undefined && (typeof o.cgroupBase !== "string" || !o.cgroupBase.startsWith("/"))) {
     throw bad("cgroupBase", "an absolute path", o.cgroupBase);
   }
+  const shellPath = o.shellPath ?? defaultShellPath();
+  if (typeof shellPath !== "string") throw bad("shellPath", "an absolute path to an executable shell", shellPath);
+  const shellProblem = shellPathProblem(shellPath);
+  if (shellProblem) throw bad("shellPath", `an absolute path to an executable shell (${shellProblem})`, shellPath);
   if (o.log !== undefined && typeof o.log !== "function") throw bad("log", "a function", o.log);
   return {
     storage,
@@ -85,6 +92,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     tailBytes: int("tailBytes", 2048, 0),
     backstopSlackSeconds: int("backstopSlackSeconds", 60, 0),
     cgroupBase: o.cgroupBase,
+    shellPath,
     log: o.log ?? ((line: string) => process.stderr.write(`outlive: ${line}\n`)),
     placements: o.placements ?? {},
   };
@@ -96,8 +104,10 @@ export interface RunSpec {
   id?: string;
   /** The command as an argv: no shell is involved, arguments arrive byte for byte. */
   argv?: string[];
-  /** Or a shell string, run by `/bin/sh -c`. */
+  /** Or a shell string, run by `shellPath -c` (the supervisor's `shellPath` unless given here). */
   shell?: string;
+  /** The shell for this task's `shell` string; checked like the supervisor's `shellPath` option. */
+  shellPath?: string;
   cwd?: string;
   env?: Record<string, string>;
   /** Seconds; when they pass the task is killed and ends `timed_out`. */
