@@ -10,7 +10,9 @@ export type OutliveErrorCode =
   | "E_PLACEMENT_UNAVAILABLE"
   | "E_SPAWN"
   | "E_MEMORY_CAP_UNSUPPORTED"
-  | "E_CLOSED";
+  | "E_CLOSED"
+  /** A supervisor opened `readOnly` was asked to write. */
+  | "E_READ_ONLY";
 
 /**
  * Every error outlive throws on purpose: a `code` to switch on, a message a person can act on.

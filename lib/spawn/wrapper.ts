@@ -25,6 +25,11 @@ import type { TaskCommand } from "../store/record.ts";
  *   stops heeding TERM, so a wrapper never waits on a watchdog that is
  *   ending the group (and would KILL the wrapper before its marker).
  * - `SHELL -c -- "$2"`: a shell string that begins with `-` is the command, not options to the shell.
+ * - The end is recorded in space reserved at the start, so a task that
+ *   filled the disk still leaves its exit code: fd 3 holds 4 placeholder
+ *   bytes (EXIT_MARKER_PLACEHOLDER) and `printf '%-3s\n'` overwrites exactly
+ *   those; the watchdog renames TIMED_OUT_FILE.reserved (made at spawn) into
+ *   place, and `: >` then sets its time without needing a block.
  * - A TERM to the wrapper only waits for the command, so a kill still leaves
  *   an exit marker when the command itself exits on TERM.
  */
@@ -39,7 +44,7 @@ if [ "$deadline" -gt 0 ]; then
     trap 'kill -KILL $! 2>/dev/null; wait $!; exit 0' TERM
     sleep "$deadline" </dev/null >/dev/null 2>&1 &
     wait $!
-    : > "$timedout"
+    mv -f "$timedout.reserved" "$timedout" 2>/dev/null; : > "$timedout"
     trap '' TERM
     kill -TERM -$$ 2>/dev/null
     sleep "$grace"
@@ -55,7 +60,7 @@ else
 fi
 rc=$?
 if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd; fi
-echo "$rc" >&3
+printf '%-3s\n' "$rc" >&3
 exit "$rc"`;
 
 /** The wrapper's `$0`: how a task's wrapper is told from other processes in its cgroup. */

@@ -38,6 +38,12 @@ export interface SupervisorOptions {
   backstopSlackSeconds?: number;
   /** The shell that runs `shell` tasks, as an absolute path. Default: bash where installed (it runs EXIT traps on a signal), else `/bin/sh`. */
   shellPath?: string;
+  /**
+   * Open only to look (default false): no lock is taken and nothing is
+   * written; replay decides in memory and reports what it could not store
+   * (`replayReport.unstored`). For views of a full or read-only storage.
+   */
+  readOnly?: boolean;
   /** Where one-line notices go (placement choice, refusals). Default: stderr. */
   log?: (line: string) => void;
   /** Placement implementations to use instead of the built-in ones (tests, a daemon-owned cgroup). */
@@ -78,6 +84,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
   if (typeof shellPath !== "string") throw bad("shellPath", "an absolute path to an executable shell", shellPath);
   const shellProblem = shellPathProblem(shellPath);
   if (shellProblem) throw bad("shellPath", `an absolute path to an executable shell (${shellProblem})`, shellPath);
+  if (o.readOnly !== undefined && typeof o.readOnly !== "boolean") throw bad("readOnly", "a boolean", o.readOnly);
   if (o.log !== undefined && typeof o.log !== "function") throw bad("log", "a function", o.log);
   return {
     storage,
@@ -93,6 +100,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     backstopSlackSeconds: int("backstopSlackSeconds", 60, 0),
     cgroupBase: o.cgroupBase,
     shellPath,
+    readOnly: o.readOnly ?? false,
     log: o.log ?? ((line: string) => process.stderr.write(`outlive: ${line}\n`)),
     placements: o.placements ?? {},
   };

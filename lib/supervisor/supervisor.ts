@@ -24,12 +24,20 @@ import {
 import { isTerminal, SCHEMA_VERSION, type PlacementName, type TaskRecord, type TaskState } from "../store/record.ts";
 import { acquireStorageLock, releaseStorageLock } from "../store/storage-lock.ts";
 import { checkTaskId, newTaskId } from "../store/task-id.ts";
+import { fileSystemFull, fullDiskWords } from "../store/space.ts";
 import { TaskStore, type UnreadableTask } from "../store/task-store.ts";
 import { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type RunSpec, type SupervisorOptions } from "./options.ts";
 import { KeyedTasks } from "./keyed-tasks.ts";
 import { checkRunSpec } from "./run-spec.ts";
 import { cleanUpAtStartup, forEachPlacedTask } from "./startup-cleanup.ts";
+
+/**
+ * The space a task's terminal record is kept beyond its first record's
+ * size: two output tails as JSON (up to 6 bytes a byte when escaped) and the reason.
+ */
+const RESERVE_BASE_BYTES = 8192;
+const RESERVE_PER_TAIL_BYTE = 12;
 
 /** What replay found when the supervisor opened. */
 export interface ReplayReport {
@@ -42,6 +50,8 @@ export interface ReplayReport {
   cleanedUp: string[];
   /** Units or cgroups of this prefix with no record here: left alone (another instance may own them). */
   foreign: string[];
+  /** Opened `readOnly`: the decisions replay made in memory and did not store (the records on disk are unchanged). */
+  unstored: Array<{ id: string; state: TaskState; reason: string }>;
 }
 
 export interface KillResult {
@@ -120,11 +130,12 @@ export class Supervisor {
   /** Takes the storage, records this incarnation, chooses a placement, replays every task. */
   static async open(input: SupervisorOptions = {}): Promise<Supervisor> {
     const options = normalizeOptions(input);
-    const store = await TaskStore.open(options.storage);
+    const store = await TaskStore.open(options.storage, { readOnly: options.readOnly });
     const incarnation = currentIncarnation();
-    await acquireStorageLock(store.root, incarnation);
+    // A read-only view takes no lock: it changes nothing, so it cannot race the holder.
+    if (!options.readOnly) await acquireStorageLock(store.root, incarnation);
     try {
-      await saveIncarnation(store.root, incarnation);
+      if (!options.readOnly) await saveIncarnation(store.root, incarnation);
       const placements = makePlacements(options.prefix, options.cgroupBase, options.placements);
       const chosen = await choosePlacement(placements, options.placement, options.mode);
       options.log(`placement ${chosen.reason}`);
@@ -132,7 +143,7 @@ export class Supervisor {
       await sup.replay();
       return sup;
     } catch (error) {
-      await releaseStorageLock(store.root, incarnation);
+      if (!options.readOnly) await releaseStorageLock(store.root, incarnation);
       throw error;
     }
   }
@@ -151,6 +162,7 @@ export class Supervisor {
   }
 
   private async start(spec: RunSpec): Promise<TaskRecord> {
+    this.assertWritable();
     const checked = checkRunSpec(spec, this.options);
     // The key moves to the new generation before anything else happens, so a predecessor is stale from here on.
     const keyed = checked.key === null ? null : this.keyed.begin(checked.key);
@@ -193,7 +205,7 @@ export class Supervisor {
     // The record exists before the process does: a crash from here on leaves a `starting` record replay can explain.
     let paths;
     try {
-      paths = await this.store.create(record);
+      paths = await this.store.create(record, { reserveBytes: RESERVE_BASE_BYTES + RESERVE_PER_TAIL_BYTE * this.options.tailBytes });
     } catch (error) {
       if (keyed) this.keyed.failed(keyed.handle, error as Error);
       throw error;
@@ -286,6 +298,11 @@ export class Supervisor {
   kill(id: string, options: { graceMs?: number; reason?: string; state?: "killed" | "timed_out" } = {}): Promise<KillResult> {
     const record = this.get(id);
     if (isTerminal(record.state)) return Promise.resolve({ record, how: "terminal" });
+    try {
+      this.assertWritable();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const running = this.killing.get(id);
     if (running) return running;
     const killing = this.runLadder(record, options).finally(() => this.killing.delete(id));
@@ -305,6 +322,7 @@ export class Supervisor {
       throw new OutliveError("E_NO_TASK", `Task ${id} is ${record.state}; only a finished task can be acknowledged`);
     }
     if (record.acknowledgedAt) return record;
+    this.assertWritable();
     const acked = { ...record, acknowledgedAt: new Date().toISOString() };
     await this.store.write(acked);
     this.records.set(id, acked);
@@ -328,6 +346,7 @@ export class Supervisor {
   /** Ends every task of this storage, and every unit or cgroup of this prefix whose record is here. */
   async stopAll(reason = "stopped by stop-all"): Promise<TaskRecord[]> {
     this.assertOpen();
+    this.assertWritable();
     const live = this.list().filter((r) => !isTerminal(r.state));
     await Promise.all(live.map((r) => this.kill(r.id, { reason }).catch(() => {})));
     await forEachPlacedTask(Object.values(this.placements), this.placement, async (placement, id) => {
@@ -352,7 +371,7 @@ export class Supervisor {
     await this.store.flush();
     this.queue.close();
     await Promise.all(Object.values(this.placements).map((p) => p.flush().catch(() => {})));
-    await releaseStorageLock(this.store.root, this.incarnation);
+    if (!this.options.readOnly) await releaseStorageLock(this.store.root, this.incarnation);
   }
 
   // ---- replay --------------------------------------------------------------
@@ -366,7 +385,8 @@ export class Supervisor {
           this.options.log(`ending ${id}, superseded by generation ${by}, failed: ${(e as Error).message}`));
       },
     });
-    const report: ReplayReport = { adopted: [], finished: [], unchanged: [], deferred: [], unreadable, cleanedUp: [], foreign: [] };
+    const report: ReplayReport = { adopted: [], finished: [], unchanged: [], deferred: [], unreadable, cleanedUp: [], foreign: [], unstored: [] };
+    if (this.options.readOnly) return this.replayInMemory(records, report);
     this.replayIndex = incarnationIndex(records);
     const items = await replayAll(records, (r) => this.evidence(r), {
       concurrency: this.options.replayConcurrency,
@@ -416,6 +436,44 @@ export class Supervisor {
     }
     Object.assign(report, await cleanUpAtStartup(Object.values(this.placements), this.placement, this.records));
     this.replayReport = report;
+  }
+
+  /**
+   * Replay for a read-only view: every decision is made as in a normal
+   * replay, held in memory and reported as unstored; nothing is written,
+   * signalled, watched or cleaned up.
+   */
+  private async replayInMemory(records: TaskRecord[], report: ReplayReport): Promise<void> {
+    this.replayIndex = incarnationIndex(records);
+    const items = await replayAll(records, (r) => this.evidence(r), {
+      concurrency: this.options.replayConcurrency,
+      perTaskMs: this.options.replayPerTaskMs,
+    }).finally(() => (this.replayIndex = null));
+    for (const { record, decision } of items) {
+      if (decision.kind === "deferred") report.deferred.push({ id: record.id, reason: decision.reason });
+      else if (decision.kind === "unchanged") report.unchanged.push(record.id);
+      else if (decision.kind === "adopt") {
+        report.adopted.push(record.id);
+        if (decision.found) {
+          const found = decision.found;
+          this.records.set(record.id, { ...record, state: "running", pid: found.pid, pgid: found.pid, startTime: found.startTime, location: found.location });
+          report.unstored.push({ id: record.id, state: "running", reason: "found running in its own unit or cgroup" });
+        }
+      } else {
+        const done = await this.terminal(record, decision);
+        if (!done) continue;
+        report.finished.push({ id: done.id, state: done.state, exitCode: done.exitCode, reason: done.reason ?? "" });
+        report.unstored.push({ id: done.id, state: done.state, reason: done.reason ?? "" });
+      }
+    }
+    report.finished.sort((a, b) => a.id.localeCompare(b.id));
+    this.replayReport = report;
+  }
+
+  private assertWritable(): void {
+    if (this.options.readOnly) {
+      throw new OutliveError("E_READ_ONLY", `This supervisor opened the storage ${this.store.root} read-only; open one without \`readOnly\` to run, kill or acknowledge tasks`);
+    }
   }
 
   private evidence(record: TaskRecord) {
@@ -648,11 +706,12 @@ export class Supervisor {
     const current = this.records.get(record.id);
     if (current && isTerminal(current.state)) return null;
     const output = await summarizeOutput(this.store.paths(record.id), this.options.tailBytes);
+    const full = output.lastOutputAt !== null && fileSystemFull(this.store.root);
     const done: TaskRecord = {
       ...(current ?? record),
       state: end.state,
       exitCode: end.exitCode,
-      reason: end.reason,
+      reason: `${end.reason}${fullDiskWords(full, this.store.root)}`,
       finishedAt: new Date().toISOString(),
       lastOutputAt: output.lastOutputAt,
       outputTail: output.tail,

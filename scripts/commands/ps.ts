@@ -18,10 +18,15 @@ export async function psCommand(args: string[]): Promise<number> {
       tasks: view.records.map(taskSummary),
       unreadable: view.unreadable,
       holder: view.holder,
+      notWritable: view.notWritable,
+      unstored: view.unstored,
     }, null, 2));
     return 0;
   }
   if (view.holder) console.log(`(held by supervisor pid ${view.holder.pid}, incarnation ${view.holder.id})`);
+  if (view.notWritable) {
+    console.log(`(the storage cannot be written, ${view.notWritable}; shown as replay decided it, not stored: ${view.unstored.map((u) => u.id).join(", ") || "nothing to store"})`);
+  }
   console.log(taskTable(view.records));
   for (const u of view.unreadable) {
     console.log(`unreadable ${u.id}: ${u.problem.reason}${u.quarantinedTo ? ` (moved to ${u.quarantinedTo})` : ""}`);
