@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync, writeFileSync } from "node:fs";
 import { EXIT_MARKER_PLACEHOLDER } from "../observe/exit-marker.ts";
 import { OutliveError } from "../errors.ts";
 import type { TaskPaths } from "../store/storage-root.ts";
@@ -16,8 +16,7 @@ export interface SpawnedTask {
  * create-exclusive so no earlier run's marker can be mistaken for this one's.
  * Nothing connects the task to this process by a pipe. The space the end
  * needs is taken now, while there is some: the marker's placeholder bytes
- * (written at offset 0 without moving fd 3's offset, which the wrapper's
- * code overwrites) and the watchdog's `timed-out.reserved`.
+ * (which the wrapper's code overwrites) and the watchdog's `timed-out.reserved`.
  */
 export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; paths: TaskPaths }): Promise<SpawnedTask> {
   const fds: number[] = [];
@@ -25,7 +24,8 @@ export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS
   try {
     const exitFd = openSync(opts.paths.exit, "wx", 0o600);
     fds.push(exitFd);
-    writeSync(exitFd, EXIT_MARKER_PLACEHOLDER, 0);
+    // Through a second open: fd 3's own offset must stay at 0 for the wrapper (Deno's positioned write moves it).
+    writeFileSync(opts.paths.exit, EXIT_MARKER_PLACEHOLDER, { flag: "r+" });
     closeSync(openSync(`${opts.paths.timedOut}.reserved`, "w", 0o600));
     const out = openSync(opts.paths.stdout, "a", 0o600);
     fds.push(out);

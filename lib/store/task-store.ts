@@ -210,6 +210,7 @@ export class TaskStore {
       for (const reserve of isTerminal(record.state) ? [reserves.terminal] : reserves.live) {
         try {
           await writeIntoReserve(reserve, p.record, data, p.dir);
+          if (isTerminal(record.state)) await dropReserves(p);
           return;
         } catch (reserveError) {
           if ((reserveError as { code?: string }).code !== "ENOENT") throw this.storageError(p.record, reserveError);

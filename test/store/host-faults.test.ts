@@ -78,7 +78,10 @@ describe.skipIf(notRoot)("a full storage", () => {
       const done = await sup.wait(task.id);
       expect(done).toMatchObject({ state: "exited", exitCode: 7 });
       expect(done.reason).toContain("exited with code 7; its output is cut off where the disk filled");
+      // wait answers from memory as the end is decided; the write lands a moment later.
+      await sup.store.flush();
       expect(taskRecord(storage, task.id)).toMatchObject({ state: "exited", exitCode: 7, reason: done.reason });
+      expect(readdirSync(join(storage, "tasks", task.id)).filter((n) => n.startsWith(".record.reserve"))).toEqual([]);
       expect(temps(mnt)).toEqual([]);
       // A write command on the full disk fails naming the storage and the errno, and leaves nothing.
       const before = listing(storage);
@@ -187,7 +190,9 @@ describe.skipIf(notRoot)("a read-only storage", () => {
     expect(outlive(roStorage, "ps").out).toContain("cannot be written, EROFS");
     expect(outlive(roStorage, "logs", "done").out).toBe("hi\n");
     expect(JSON.parse(outlive(roStorage, "wait", "done", "--json").out)).toMatchObject({ state: "exited", exitCode: 3 });
-    expect(spawnSync(process.execPath, [CLI, "probe", "--json"], { env: { ...process.env, OUTLIVE_STORAGE: roStorage } }).status).toBe(0);
+    for (const args of [["probe", "--json"], ["census", String(process.pid), "--json"]]) {
+      expect(spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, OUTLIVE_STORAGE: roStorage } }).status).toBe(0);
+    }
     for (const args of [["run", "--", "true"], ["kill", "sleeper"]]) {
       const r = outlive(roStorage, ...args);
       expect(r.code).toBe(1);
