@@ -259,6 +259,10 @@ export class TaskStore {
       const code = (error as { code?: string }).code;
       if (code === "ELOOP") return fail("record.json is a symlink (not followed)");
       if (code === "ENOENT") return fail("record.json is missing");
+      // Out of descriptors says nothing about the record: it must not be quarantined for it.
+      if (code === "EMFILE" || code === "ENFILE") {
+        throw new OutliveError("E_STORAGE", `Cannot read the storage at ${p.record}: ${(error as Error).message}`, { cause: error });
+      }
       return fail(`record.json cannot be read: ${(error as Error).message}`);
     }
     try {
