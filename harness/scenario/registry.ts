@@ -23,6 +23,7 @@ export const SCENARIO_NAMES = [
   "census-mcp-servers",
   "census-real-mcp",
   "kill-during-restart",
+  "full-storage",
   "soak",
 ] as const;
 

@@ -6,8 +6,8 @@ import { syncPath } from "./atomic-write.ts";
  * file, while a file already holding blocks can still be overwritten.
  */
 export function isNoSpace(error: unknown): boolean {
-  const code = (error as { code?: string; cause?: { code?: string } }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-  return code === "ENOSPC" || code === "EDQUOT";
+  const e = error as { code?: string; cause?: { code?: string } };
+  return [e?.code, e?.cause?.code].some((code) => code === "ENOSPC" || code === "EDQUOT");
 }
 
 /**

@@ -39,6 +39,13 @@ export interface SupervisorOptions {
   /** The shell that runs `shell` tasks, as an absolute path. Default: bash where installed (it runs EXIT traps on a signal), else `/bin/sh`. */
   shellPath?: string;
   /**
+   * Bytes the storage keeps in `<root>/.ballast` and gives up when this
+   * supervisor opens it on a full disk, so a restart still takes the storage
+   * and stores what replay finds. Default 262144 (256 KiB) in daemon mode, 0
+   * (none) in standalone mode, whose views open read-only on a full disk instead.
+   */
+  ballastBytes?: number;
+  /**
    * Open only to look (default false): no lock is taken and nothing is
    * written; replay decides in memory and reports what it could not store
    * (`replayReport.unstored`). For views of a full or read-only storage.
@@ -98,6 +105,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     replayPerTaskMs: int("replayPerTaskMs", 5000, 1),
     tailBytes: int("tailBytes", 2048, 0),
     backstopSlackSeconds: int("backstopSlackSeconds", 60, 0),
+    ballastBytes: int("ballastBytes", mode === "daemon" ? 262_144 : 0, 0),
     cgroupBase: o.cgroupBase,
     shellPath,
     readOnly: o.readOnly ?? false,

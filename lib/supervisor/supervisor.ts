@@ -130,7 +130,7 @@ export class Supervisor {
   /** Takes the storage, records this incarnation, chooses a placement, replays every task. */
   static async open(input: SupervisorOptions = {}): Promise<Supervisor> {
     const options = normalizeOptions(input);
-    const store = await TaskStore.open(options.storage, { readOnly: options.readOnly });
+    const store = await TaskStore.open(options.storage, { readOnly: options.readOnly, ballastBytes: options.ballastBytes });
     const incarnation = currentIncarnation();
     // A read-only view takes no lock: it changes nothing, so it cannot race the holder.
     if (!options.readOnly) await acquireStorageLock(store.root, incarnation);
