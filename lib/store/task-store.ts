@@ -1,5 +1,5 @@
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
-import { lstat, mkdir, readdir, rename, rm, stat, unlink } from "node:fs/promises";
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
+import { lstat, mkdir, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
 import { forEachBounded } from "../pool/for-each-bounded.ts";
@@ -164,7 +164,7 @@ export class TaskStore {
       }
       await this.write(record);
     } catch (error) {
-      await rm(p.dir, { recursive: true, force: true }).catch(() => {});
+      removeMade(p);
       throw error;
     }
     return p;
@@ -396,6 +396,29 @@ const LIVE_RESERVE_EXTRA_BYTES = 4096;
 /** The space a live task's records are written into when the disk is full (see reserveSpace): one for its end, two for live writes. */
 function reservePaths(p: TaskPaths): { terminal: string; live: string[] } {
   return { terminal: join(p.dir, ".record.reserve"), live: [join(p.dir, ".record.reserve-live-1"), join(p.dir, ".record.reserve-live-2")] };
+}
+
+/**
+ * Takes back what `create` made, name by name: unlink and rmdir need no file
+ * descriptor, where a recursive remove (which opens the directory) fails
+ * for want of one and would leave half a task directory behind.
+ */
+function removeMade(p: TaskPaths): void {
+  const r = reservePaths(p);
+  for (const file of [p.record, r.terminal, ...r.live]) {
+    try {
+      unlinkSync(file);
+    } catch {
+      // never made
+    }
+  }
+  for (const dir of [p.io, p.dir]) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // never made, or holds what a temp write left (then it says why create failed)
+    }
+  }
 }
 
 async function dropReserves(p: TaskPaths): Promise<void> {

@@ -63,6 +63,19 @@ function listing(dir: string): string[] {
 
 const temps = (dir: string) => listing(dir).filter((l) => /\.tmp /.test(l) || /\.supervisor\.lock\./.test(l));
 
+/** `run` and `kill` fail in one line naming the storage and the errno, exit 1, and change nothing; the sleeper runs on. */
+function expectWritesRefused(via: string, errno: string, storage: string, before: string[]): void {
+  for (const args of [["run", "--", "true"], ["kill", "sleeper"]]) {
+    const r = outlive(via, ...args);
+    expect(r.code).toBe(1);
+    expect(r.err.trim().split("\n"), r.err).toHaveLength(1);
+    expect(r.err).toContain(via);
+    expect(r.err).toContain(errno);
+  }
+  expect(listing(storage)).toEqual(before);
+  expect(isRunning(taskRecord(storage, "sleeper").pid)).toBe(true);
+}
+
 function taskRecord(storage: string, id: string) {
   return JSON.parse(readFileSync(join(storage, "tasks", id, "record.json"), "utf8"));
 }
@@ -123,15 +136,7 @@ describe.skipIf(notRoot)("a full storage", () => {
     expect(listing(storage)).toEqual(before);
     expect(taskRecord(storage, "filler").state).toBe("running");
 
-    for (const args of [["run", "--", "true"], ["kill", "sleeper"]]) {
-      const r = outlive(storage, ...args);
-      expect(r.code).toBe(1);
-      expect(r.err.trim().split("\n"), r.err).toHaveLength(1);
-      expect(r.err).toContain(storage);
-      expect(r.err).toContain("ENOSPC");
-    }
-    expect(listing(storage)).toEqual(before);
-    expect(isRunning(taskRecord(storage, "sleeper").pid)).toBe(true);
+    expectWritesRefused(storage, "ENOSPC", storage, before);
 
     rmSync(filler);
     const stored = JSON.parse(outlive(storage, "ps", "--json").out);
@@ -193,15 +198,7 @@ describe.skipIf(notRoot)("a read-only storage", () => {
     for (const args of [["probe", "--json"], ["census", String(process.pid), "--json"]]) {
       expect(spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, OUTLIVE_STORAGE: roStorage } }).status).toBe(0);
     }
-    for (const args of [["run", "--", "true"], ["kill", "sleeper"]]) {
-      const r = outlive(roStorage, ...args);
-      expect(r.code).toBe(1);
-      expect(r.err.trim().split("\n"), r.err).toHaveLength(1);
-      expect(r.err).toContain(roStorage);
-      expect(r.err).toContain("EROFS");
-    }
-    expect(listing(storage)).toEqual(before);
-    expect(isRunning(taskRecord(storage, "sleeper").pid)).toBe(true);
+    expectWritesRefused(roStorage, "EROFS", storage, before);
     execFileSync("umount", [ro]);
     mounts.shift();
     rmSync(ro, { recursive: true });
