@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
 import { lstat, mkdir, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
@@ -8,7 +8,7 @@ import { writeFileAtomic } from "./atomic-write.ts";
 import { taskIoProblem } from "./io-check.ts";
 import { parseRecord, type RecordProblem } from "./parse-record.ts";
 import { isNoSpace, reserveSpace, writeIntoReserve } from "./record-reserve.ts";
-import { fileSystemFull } from "./space.ts";
+import { withBallast } from "./ballast.ts";
 import { isTerminal, type TaskRecord } from "./record.ts";
 import { taskPaths, type TaskPaths } from "./storage-root.ts";
 import { TASK_ID_PATTERN } from "./task-id.ts";
@@ -22,13 +22,6 @@ export interface UnreadableTask {
 }
 
 export type ReadResult = { ok: true; record: TaskRecord } | { ok: false; id: string; problem: RecordProblem };
-
-/**
- * Space the storage keeps (`<root>/.ballast`, `ballastBytes` of it) and
- * gives up when a writable open meets a full disk: room for the lock, the
- * incarnation and the records replay writes outside their tasks' reserves.
- */
-const BALLAST_NAME = ".ballast";
 
 /** Records larger than this are not records outlive wrote. */
 const MAX_RECORD_BYTES = 1 << 20;
@@ -102,29 +95,7 @@ export class TaskStore {
       });
     }
     const store = new TaskStore(root, false);
-    const ballast = join(root, BALLAST_NAME);
-    const ballastBytes = options.ballastBytes ?? 0;
-    // Given up as soon as the disk is seen full, not only once a write failed: the write-check may still fit
-    // in the last free block while the lock and the incarnation after it do not.
-    let gaveUpBallast = fileSystemFull(root) && (await unlink(ballast).then(() => true, () => false));
-    try {
-      await store.checkWritable();
-    } catch (error) {
-      // A full disk: the ballast kept for this moment is given up, so a supervisor can still take the storage
-      // (lock, incarnation) and store what replay finds. Without one, the error stands.
-      if (!isNoSpace(error) || !(await unlink(ballast).then(() => true, () => false))) throw error;
-      gaveUpBallast = true;
-      await store.checkWritable();
-    }
-    // Kept for the next full disk (made again by a later open, never by the one that needed it); where
-    // there is no room for it, there is none.
-    if (ballastBytes > 0 && !gaveUpBallast && !existsSync(ballast)) {
-      try {
-        reserveSpace(ballast, ballastBytes);
-      } catch {
-        // no room: the next open on a full disk fails as it would have
-      }
-    }
+    await withBallast(root, options.ballastBytes ?? 0, () => store.checkWritable());
     return store;
   }
 
