@@ -503,9 +503,10 @@ export class Supervisor {
     const known = this.deadIncarnations.get(id);
     if (known) return known;
     const answer = loadIncarnation(this.store.root, id).then((inc) => (inc ? incarnationAlive(inc, this.bootIdNow) : null));
+    // The failure (EMFILE reading /proc, say) is the caller's to report; this side branch must not be an unhandled rejection.
     void answer.then((alive) => {
       if (alive === false) this.deadIncarnations.set(id, answer);
-    });
+    }, () => {});
     return answer;
   }
 
