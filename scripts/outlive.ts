@@ -81,6 +81,12 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`outlive ${name}: ${error.message} [${error.code}]`);
       return error.code === "E_BAD_OPTION" || error.code === "E_BAD_ID" ? 2 : 1;
     }
+    // A system call refused (EMFILE with too few descriptors, say): one line with the errno, not a stack.
+    const errno = (error as { code?: unknown }).code;
+    if (typeof errno === "string" && /^E[A-Z0-9]+$/.test(errno)) {
+      console.error(`outlive ${name}: ${(error as Error).message} [${errno}]`);
+      return 1;
+    }
     throw error;
   }
 }

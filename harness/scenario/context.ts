@@ -143,7 +143,8 @@ export class ScenarioContext {
 
   /** A task's record as stored now (no supervisor involved), or null when it cannot be read. */
   async record(id: string, storage = this.storage): Promise<TaskRecord | null> {
-    const r = await (await TaskStore.open(storage)).read(id);
+    // Read-only: a scenario's storage may be full or read-only on purpose.
+    const r = await (await TaskStore.open(storage, { readOnly: true })).read(id);
     return r.ok ? r.record : null;
   }
 

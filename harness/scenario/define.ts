@@ -15,6 +15,13 @@ export interface Scenario {
   runtime?: "node" | "deno";
   /** Bound on the whole scenario inside the container. Default 90 000 ms. */
   timeoutMs?: number;
+  /**
+   * Storages on a tmpfs of their own, by label → size (`{ full: "8m" }`):
+   * mounted by the host side as root inside the container at the path
+   * `ctx.storageFor(label)` returns, owned by the container's user, and
+   * unmounted when the driver ends. For scenarios of a full disk.
+   */
+  tmpfsStorages?: Record<string, string>;
   /** The steps, inside the container. Record checks with `ctx.check`, skip with `ctx.skip`. */
   inside(ctx: ScenarioContext): Promise<void>;
 }

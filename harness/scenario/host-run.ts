@@ -69,7 +69,13 @@ export async function runScenarioIn(
   ];
   let driverOutput = "";
   let driverExit: number | null = null;
+  const tmpfs = Object.entries((scenario.tmpfsStorages ?? {}) as Record<string, string>).map(([label, size]) => ({ size, dir: `${runInside}/storage-${label}` }));
   try {
+    for (const { size, dir } of tmpfs) {
+      const uid = container.info.uid;
+      const made = await container.exec(["sh", "-c", 'mkdir -p "$1" && mount -t tmpfs -o "size=$2,mode=0700,uid=$3,gid=$3" tmpfs "$1"', "sh", dir, size, String(uid)], { timeoutMs: 20_000 });
+      if (made.exitCode !== 0) throw new Error(`could not mount a ${size} tmpfs at ${dir}: ${made.stderr.trim()}`);
+    }
     const r = await container.exec(argv, { user: true, timeoutMs });
     driverOutput = r.stdout + r.stderr;
     driverExit = r.exitCode;
@@ -78,6 +84,7 @@ export async function runScenarioIn(
   } finally {
     // Whatever happened, nothing of this scenario stays running in the container.
     await container.exec(["systemctl", "--user", "stop", `${unit}.service`, `${prefix}.slice`], { user: true, timeoutMs: 20_000 }).catch(() => {});
+    for (const { dir } of tmpfs) await container.exec(["umount", dir], { timeoutMs: 20_000 }).catch(() => {});
   }
   writeFileSync(join(reportDir, "driver.log"), driverOutput);
 
