@@ -1,10 +1,11 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "zx";
-import { type TaskRecord, TaskStore, taskPaths } from "../../lib/mod.ts";
+import { cgroupProcs, findCgroup2Mount, readCgroup, type TaskRecord, TaskStore, taskPaths } from "../../lib/mod.ts";
 import type { SimulatorOptions } from "../daemon/simulator.ts";
 import type { DelegatedCgroup } from "./delegated-cgroup.ts";
-import { ScenarioSkip, type Scenario } from "./define.ts";
+import type { Scenario } from "./define.ts";
+import { ScenarioSkip } from "./skip.ts";
 import type { Check, Mark } from "./report.ts";
 import { ScenarioDaemon } from "./scenario-daemon.ts";
 
@@ -145,6 +146,34 @@ export class ScenarioContext {
   async record(id: string, storage = this.storage): Promise<TaskRecord | null> {
     const r = await (await TaskStore.open(storage)).read(id);
     return r.ok ? r.record : null;
+  }
+
+  /** zx's `$`, inside the container as the user: `await ctx.$\`my-tool status\``. */
+  readonly $ = $;
+
+  /** The cgroup v2 directory of a process (under the mount), or null when it is gone. */
+  cgroupOf(pid: number): string | null {
+    const path = readCgroup(pid);
+    const mount = findCgroup2Mount();
+    return path === null || !mount ? null : join(mount, path);
+  }
+
+  /** Pids in a cgroup directory (none when it is gone). */
+  processesIn(cgroupDir: string): number[] {
+    try {
+      return cgroupProcs(cgroupDir);
+    } catch {
+      return [];
+    }
+  }
+
+  /** True while a process exists (a zombie counts as gone). */
+  alive(pid: number): boolean {
+    try {
+      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    } catch {
+      return false;
+    }
   }
 
   /** `systemctl --user` with zx; never throws, returns stdout. */

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { type TaskRecord, isRunning, isTerminal, readProcStat } from "../../lib/mod.ts";
 import { DaemonSimulator } from "../daemon/simulator.ts";
-import type { ModuleProcess } from "../module-client.ts";
+import type { DaemonModule } from "../daemon/simulator.ts";
 import { checkCompletions, checkOutcomes, type TaskTruth, type Violation } from "./invariants.ts";
 import { makeTask, prng } from "./task-mix.ts";
 
@@ -72,13 +72,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   // Processes outside outlive that no task kill may ever touch.
   const bystanders: ChildProcess[] = Array.from({ length: 3 }, () => spawn("sleep", ["3600"], { stdio: "ignore", detached: true }));
   let n = 0;
-  let mod: ModuleProcess;
+  let mod: DaemonModule;
   let violations: Violation[] = [];
   let survived = 0;
   let placement = "?";
 
   /** Follows one module's completions and acknowledges each one. */
-  const follow = (m: ModuleProcess) => {
+  const follow = (m: DaemonModule) => {
     let seen = 0;
     const timer = setInterval(() => {
       for (; seen < m.events.length; seen++) {
