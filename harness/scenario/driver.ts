@@ -108,6 +108,8 @@ const report: DriverReport = {
   scenario: scenario.name,
   verdict,
   bug: scenario.bug ?? null,
+  // deno-lint-ignore no-explicit-any
+  runtime: "Deno" in globalThis ? `deno ${(globalThis as any).Deno.version.deno}` : `node ${process.version}`,
   skipReason,
   error,
   startedAt,

@@ -31,7 +31,7 @@ export function judge(o: Outcome): Judgement {
   if (o.checks.length === 0) return { verdict: "fail", why: "no checks ran" };
   const failed = o.checks.find((c) => !c.ok);
   if (o.bug) {
-    if (failed) return { verdict: "reproduced", why: `${o.bug}: ${failed.name} did not hold` };
+    if (failed) return { verdict: "reproduced", why: `shown: ${failed.name} did not hold` };
     return { verdict: "fail", why: `the bug no longer shows (every check held): remove \`bug\` to keep this as a regression test` };
   }
   return failed ? { verdict: "fail", why: failed.name } : { verdict: "pass", why: null };

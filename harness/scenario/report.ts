@@ -63,6 +63,8 @@ export interface DriverReport {
   verdict: Verdict;
   /** The open bug the scenario shows, when it declares one. */
   bug?: string | null;
+  /** What ran the scenario's code inside: `node v20.…` or `deno 2.…`. */
+  runtime?: string;
   skipReason: string | null;
   /** An exception that ended the steps early (a failure). */
   error: string | null;
