@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { delimiter, join } from "node:path";
 import { connect } from "node:net";
 import { createInterface } from "node:readline";
 import { waitUntil } from "../../lib/kill/process-group.ts";
@@ -19,6 +20,20 @@ function canConnect(path: string): Promise<boolean> {
   });
 }
 
+/** Why `command` cannot be run (not found on PATH, not executable), or null. */
+function commandProblem(command: string, path: string): string | null {
+  const executable = (file: string) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes("/")) return executable(command) ? null : existsSync(command) ? "not an executable file" : "no such file";
+  return path.split(delimiter).some((dir) => dir && executable(join(dir, command))) ? null : `command not found on PATH (${path})`;
+}
+
 /**
  * A module that is not outlive's: any command, started by the daemon
  * simulator in the module cgroup. It has the same life as outlive's
@@ -32,6 +47,7 @@ export class ForeignModule {
   readonly lines: string[] = [];
   stderr = "";
   readonly spawnedAt = new Date().toISOString();
+  private readonly spawnedMs = Date.now();
   exitedAt: string | null = null;
   readonly exited: Promise<{ code: number | null; signal: string | null }>;
   /** What the timeline shows for it. */
@@ -61,6 +77,8 @@ export class ForeignModule {
 
   /** Spawns `spec.argv` behind `wrap` (the move into the module cgroup) and waits, bounded, until it is ready. */
   static async start(spec: ForeignModuleSpec, wrap: string[] = []): Promise<ForeignModule> {
+    const missing = commandProblem(spec.argv[0], { ...process.env, ...spec.env }.PATH ?? "");
+    if (missing) throw new Error(`module ${JSON.stringify(spec.argv[0])} could not be started: ${missing}`);
     const argv = [...wrap, ...spec.argv];
     const child = spawn(argv[0], argv.slice(1), { cwd: spec.cwd, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...spec.env } });
     const mod = new ForeignModule(child, spec);
@@ -80,7 +98,8 @@ export class ForeignModule {
     void this.exited.then(() => (gone = true));
     const isUp = async () => {
       if ("stdout" in ready) return this.lines.some((l) => (typeof ready.stdout === "string" ? l.includes(ready.stdout) : ready.stdout.test(l)));
-      if ("file" in ready) return existsSync(ready.file);
+      // Made or touched by THIS incarnation: a file the previous one left behind says nothing.
+      if ("file" in ready) return existsSync(ready.file) && statSync(ready.file).mtimeMs >= this.spawnedMs - 5;
       if ("socket" in ready) return existsSync(ready.socket) && (await canConnect(ready.socket));
       return true;
     };

@@ -13,8 +13,9 @@ export interface ForeignModuleSpec {
   env?: Record<string, string>;
   /**
    * How the harness knows it is up: a line on its stdout matching
-   * `stdout`, a `file` that exists, a unix `socket` that accepts a
-   * connection, or `none` (up once spawned). Default `{ none: true }`.
+   * `stdout`, a `file` made or touched after it was spawned (one left by
+   * the previous incarnation does not count), a unix `socket` that accepts
+   * a connection, or `none` (up once spawned). Default `{ none: true }`.
    */
   ready?: { stdout: string | RegExp } | { file: string } | { socket: string } | { none: true };
   /** Bound on the wait for ready. Default 20 000 ms. */

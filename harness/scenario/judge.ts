@@ -27,7 +27,7 @@ export interface Judgement {
  */
 export function judge(o: Outcome): Judgement {
   if (o.skipReason !== null) return { verdict: "skip", why: o.skipReason };
-  if (o.error !== null) return { verdict: "fail", why: o.error.split("\n")[0] };
+  if (o.error !== null) return { verdict: "fail", why: o.error.split("\n")[0].replace(/^Error: /, "") };
   if (o.checks.length === 0) return { verdict: "fail", why: "no checks ran" };
   const failed = o.checks.find((c) => !c.ok);
   if (o.bug) {
