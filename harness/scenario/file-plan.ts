@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { PathMap } from "./path-map.ts";
 
@@ -54,4 +54,17 @@ export function planFiles(input: FilePlanInput): FilePlan {
     ...(input.denoPath ? [dirname(input.denoPath)] : []),
   ];
   return { paths: new PathMap(input.packageRoot, folders), files };
+}
+
+/**
+ * Bound folders the container's user (uid `uid`) could not enter: a
+ * project in a 0700 folder of root's, say. One line each, with the fix;
+ * the runner says them instead of letting systemd fail with "exit 200".
+ */
+export function unreadableBinds(plan: FilePlan, uid: number): string[] {
+  return plan.paths.binds.flatMap(({ host }) => {
+    const st = statSync(host);
+    const ok = st.uid === uid || (st.gid === uid && (st.mode & 0o050) === 0o050) || (st.mode & 0o005) === 0o005;
+    return ok ? [] : [`${host}: the container's user (uid ${uid}) cannot enter it (mode ${(st.mode & 0o777).toString(8)}): chmod o+rx it`];
+  });
 }

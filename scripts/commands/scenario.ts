@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { resolveOptions, type Suite } from "../../harness/container/mod.ts";
 import { projectRoot } from "../../harness/module-client.ts";
-import { planFiles } from "../../harness/scenario/file-plan.ts";
+import { planFiles, unreadableBinds } from "../../harness/scenario/file-plan.ts";
 import type { ScenarioResult } from "../../harness/scenario/host-run.ts";
 import { loadScenarioFile } from "../../harness/scenario/load-file.ts";
 import { isScenarioName, loadScenario, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../../harness/scenario/registry.ts";
@@ -48,8 +48,9 @@ export async function scenarioCommand(args: string[]): Promise<number> {
   if (runtime !== "node" && runtime !== "deno") throw new UsageError(`Expected --runtime to be node or deno, got ${JSON.stringify(runtime)}`);
   const cacheDir = values.cache ?? process.env.OUTLIVE_CONTAINER_CACHE;
   const container = { engine: values.engine as never, ...(cacheDir ? { cacheDir: resolve(cacheDir) } : {}) };
+  let uid: number;
   try {
-    resolveOptions(container);
+    uid = resolveOptions(container).uid;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -59,6 +60,11 @@ export async function scenarioCommand(args: string[]): Promise<number> {
   const names = positionals.filter((p) => !files.includes(p));
   const denoPath = runtime === "deno" ? findDeno(files, root) : undefined;
   const plan = planFiles({ packageRoot: root, files, reportsDir: values.reports, denoPath });
+  const unreadable = unreadableBinds(plan, uid);
+  if (unreadable.length > 0) {
+    for (const line of unreadable) console.error(`outlive scenario: ${line}`);
+    return 1;
+  }
   const targets: RunTarget[] = [];
   const refused: ScenarioResult[] = [];
   for (const file of files) {
