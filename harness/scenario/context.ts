@@ -6,7 +6,7 @@ import type { SimulatorOptions } from "../daemon/simulator.ts";
 import type { DelegatedCgroup } from "./delegated-cgroup.ts";
 import type { Scenario } from "./define.ts";
 import { ScenarioSkip } from "./skip.ts";
-import type { Check, Mark } from "./report.ts";
+import type { Check, Incarnation, Mark } from "./report.ts";
 import { ScenarioDaemon } from "./scenario-daemon.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -49,6 +49,8 @@ export class ScenarioContext {
   readonly marks: Mark[] = [];
   readonly facts: Record<string, unknown> = {};
   readonly daemons: ScenarioDaemon[] = [];
+  /** Module processes started by something other than `ctx.daemon()` (a soak's own simulator), for the timeline. */
+  readonly incarnations: Incarnation[] = [];
   readonly storages = new Set<string>();
 
   constructor(setup: ContextSetup) {

@@ -120,7 +120,7 @@ const report: DriverReport = {
     ctx.log(`could not read the storages: ${(e as Error).message}`);
     return [];
   }),
-  incarnations: ctx.daemons.flatMap((d) => d.incarnations(scenario.runtime ?? "node")),
+  incarnations: [...ctx.daemons.flatMap((d) => d.incarnations(scenario.runtime ?? "node")), ...ctx.incarnations],
   marks: ctx.marks.sort((a, b) => a.at.localeCompare(b.at)),
   facts: ctx.facts,
   storages: [...ctx.storages],

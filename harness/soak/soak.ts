@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { type TaskRecord, isRunning, isTerminal, readProcStat } from "../../lib/mod.ts";
 import { DaemonSimulator } from "../daemon/simulator.ts";
-import type { DaemonModule } from "../daemon/simulator.ts";
+import type { DaemonModule, RestartMark } from "../daemon/simulator.ts";
 import { checkCompletions, checkOutcomes, type TaskTruth, type Violation } from "./invariants.ts";
 import { makeTask, prng } from "./task-mix.ts";
 
@@ -38,6 +38,9 @@ export interface SoakReport {
   leftovers: string[];
   bystandersAlive: boolean;
   ms: number;
+  /** Every module process (pid, when it ran) and every fault the daemon dealt, for the timeline. */
+  modules: Array<{ pid: number; placement: string; startedAt: string; endedAt: string | null }>;
+  faultMarks: RestartMark[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -186,6 +189,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       leftovers,
       bystandersAlive,
       ms: Date.now() - t0,
+      modules: sim.modules.map((m) => ({ pid: m.pid, placement: m.ready?.placement ?? "?", startedAt: m.spawnedAt, endedAt: m.exitedAt })),
+      faultMarks: sim.marks,
     };
   } finally {
     for (const b of bystanders) b.kill("SIGKILL");
