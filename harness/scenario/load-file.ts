@@ -37,9 +37,8 @@ export async function loadScenarioFile(file: string, timeoutMs = DEFAULT_IMPORT_
     mod = await Promise.race([
       import(pathToFileURL(path).href) as Promise<Record<string, unknown>>,
       new Promise<never>((_, reject) => {
+        // Kept referenced: an import stuck on a promise holds no handle, and the process would just end, saying nothing.
         timer = setTimeout(() => reject(new Error(`its import did not finish within ${timeoutMs} ms`)), timeoutMs);
-        // A hung import must not keep the process alive on its own account.
-        (timer as { unref?: () => void }).unref?.();
       }),
     ]);
   } catch (error) {
