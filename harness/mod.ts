@@ -32,4 +32,14 @@ export type { ForeignModuleSpec } from "./daemon/foreign-spec.ts";
 export type { ModuleProcess } from "./module-client.ts";
 export type { Check, Mark, ScenarioReport, TaskFacts, Verdict } from "./scenario/report.ts";
 export { judge, type Judgement, type Outcome } from "./scenario/judge.ts";
+/**
+ * zx's `$` (also `ctx.$`), for driving a tool's CLI inside the container.
+ *
+ * @example
+ * ```ts
+ * import { $ } from "outlive/harness";
+ * const out = await $`echo hello`;
+ * console.log(out.stdout); // "hello\n"
+ * ```
+ */
 export { $ } from "zx";

@@ -47,6 +47,22 @@ type Message = Record<string, any>;
 
 /**
  * A running module process and its NDJSON conversation. Every wait is bounded.
+ *
+ * @example
+ * ```ts
+ * import { defineScenario, type ModuleProcess } from "outlive/harness";
+ * export default defineScenario({
+ *   name: "list-tasks",
+ *   summary: "the module lists what it runs",
+ *   async inside(ctx) {
+ *     const mod: ModuleProcess = await ctx.daemon().start() as ModuleProcess;
+ *     await mod.request("run", { spec: { id: "a", shell: "sleep 1" } });
+ *     const { tasks } = await mod.request("list");
+ *     ctx.check("one task", tasks.length === 1, tasks);
+ *     await mod.drain("disable");
+ *   },
+ * });
+ * ```
  */
 export class ModuleProcess {
   readonly child: ChildProcess;

@@ -40,6 +40,23 @@ function commandProblem(command: string, path: string): string | null {
  * module (spawned, ready, drained, its cgroup killed) but no NDJSON
  * conversation: a scenario drives it through its own interface (`send` a
  * line to its stdin, read `lines`, its files, its sockets, its CLI).
+ *
+ * @example
+ * ```ts
+ * import { defineScenario, type ForeignModule } from "outlive/harness";
+ * export default defineScenario({
+ *   name: "echo-tool",
+ *   summary: "a tool that answers on stdout",
+ *   async inside(ctx) {
+ *     const d = ctx.daemon({ module: { argv: ["bash", "-c", "echo ready; while read -r l; do echo \"got $l\"; done"], ready: { stdout: "ready" } } });
+ *     await d.start();
+ *     const tool: ForeignModule = d.foreign;
+ *     tool.send("ping");
+ *     ctx.check("it answered", (await tool.waitForLine(/^got /)) === "got ping", tool.lines);
+ *     await d.killModule();
+ *   },
+ * });
+ * ```
  */
 export class ForeignModule {
   readonly child: ChildProcess;

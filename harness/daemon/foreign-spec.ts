@@ -3,6 +3,27 @@
  * any language. The harness starts it in the module cgroup, inside the
  * container, as the user, and needs two things from it: how to tell it is
  * up, and how to tell it to drain.
+ *
+ * @example
+ * ```ts
+ * import { defineScenario, type ForeignModuleSpec } from "outlive/harness";
+ * const mine: ForeignModuleSpec = {
+ *   argv: ["bash", "-c", 'echo listening; while read -r l; do [ "$l" = "drain restart" ] && exit 0; done'],
+ *   ready: { stdout: "listening" },
+ *   drain: { stdin: "drain {reason}", waitMs: 3000 },
+ * };
+ * export default defineScenario({
+ *   name: "mine-restarts",
+ *   summary: "my supervisor drains on a restart and comes back",
+ *   async inside(ctx) {
+ *     const d = ctx.daemon({ module: mine });
+ *     const first = await d.start();
+ *     const second = await d.restart("restart");
+ *     ctx.check("a new process after the restart", first.pid !== second.pid && ctx.alive(second.pid));
+ *     await d.killModule();
+ *   },
+ * });
+ * ```
  */
 export interface ForeignModuleSpec {
   /** The command; argv[0] is looked up on PATH. */

@@ -32,7 +32,26 @@ export interface RestartMark {
  * A daemon like the one in the field report: it runs the module in a cgroup
  * of its own, talks NDJSON with it, and on a restart drains it, waits, and
  * writes `cgroup.kill` on the module's cgroup before starting the next
- * module on the same storage.
+ * module on the same storage. Scenarios get one through `ctx.daemon()`;
+ * on its own it needs a writable cgroup v2 parent (root, or a delegated one).
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { DaemonSimulator } from "outlive/harness";
+ * const storage = mkdtempSync("/tmp/outlive-sim-");
+ * const sim = new DaemonSimulator({ storage, prefix: "simex" });
+ * try {
+ *   const mod = await sim.start();
+ *   await mod.request("run", { spec: { id: "t", shell: "sleep 2" } });
+ *   const next = await sim.restart("restart");   // drain, cgroup.kill, a new module that replays
+ *   console.log(next.ready.replay);
+ *   await sim.stop("disable");
+ * } finally {
+ *   await sim.dispose();
+ *   rmSync(storage, { recursive: true, force: true });
+ * }
+ * ```
  */
 export class DaemonSimulator {
   readonly options: SimulatorOptions;

@@ -36,6 +36,23 @@ const DAEMON_DEFAULTS = {
  * What a scenario's steps get inside the container: daemons that keep the
  * timeline, checks, skips, marks and bounded waits. Everything it starts is
  * ended by `cleanup()`.
+ *
+ * @example
+ * ```ts
+ * import { defineScenario, type ScenarioContext } from "outlive/harness";
+ * async function steps(ctx: ScenarioContext): Promise<void> {
+ *   const d = ctx.daemon();
+ *   await d.start();
+ *   const t = await d.run({ id: "t", shell: "echo hi; sleep 1" });
+ *   await ctx.waitFor("its output", () => ctx.output(t.id).includes("hi"), 5000);
+ *   ctx.mark("note", "output seen");
+ *   const pid = (await ctx.record(t.id))?.pid ?? 0;
+ *   ctx.check("it runs in its own scope", /task-t\.scope$/.test(ctx.cgroupOf(pid) ?? ""), ctx.cgroupOf(pid));
+ *   ctx.check("the scope is loaded", (await ctx.units()).length === 1, await ctx.units());
+ *   await d.stop("disable");
+ * }
+ * export default defineScenario({ name: "ctx-tour", summary: "what ctx offers", inside: steps });
+ * ```
  */
 export class ScenarioContext {
   readonly scenario: Scenario;

@@ -24,6 +24,14 @@ export interface Judgement {
  * shows, which fails it, so whoever fixed the bug is told to delete the
  * `bug` line and keep the scenario as a regression test. An error is never
  * a reproduction: the steps did not get to show anything.
+ *
+ * @example
+ * ```ts
+ * import { judge } from "outlive/harness";
+ * const checks = [{ name: "the task survived", ok: false }];
+ * console.log(judge({ skipReason: null, error: null, checks }).verdict);                   // "fail"
+ * console.log(judge({ skipReason: null, error: null, checks, bug: "issue 12" }).verdict);  // "reproduced"
+ * ```
  */
 export function judge(o: Outcome): Judgement {
   if (o.skipReason !== null) return { verdict: "skip", why: o.skipReason };

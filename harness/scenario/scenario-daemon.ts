@@ -15,7 +15,24 @@ export interface ScenarioDaemonOptions extends SimulatorOptions {
 /**
  * A daemon simulator that also keeps the timeline: every module it starts
  * (an incarnation band), every restart and kill (marks), every completion
- * it received (for "delivered exactly once").
+ * it received (for "delivered exactly once"). Made by `ctx.daemon()`.
+ *
+ * @example
+ * ```ts
+ * import { defineScenario } from "outlive/harness";
+ * export default defineScenario({
+ *   name: "crash-then-adopt",
+ *   summary: "a task survives a crash of the module and is adopted",
+ *   async inside(ctx) {
+ *     const d = ctx.daemon({ graceMs: 1000 });
+ *     await d.start();
+ *     await d.run({ id: "long", shell: "sleep 5" });
+ *     const next = await d.crash();
+ *     ctx.check("adopted by the next module", next.ready.replay?.adopted?.includes("long") ?? false, next.ready.replay);
+ *     await d.stop("disable");
+ *   },
+ * });
+ * ```
  */
 export class ScenarioDaemon {
   readonly name: string;
