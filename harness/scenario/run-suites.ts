@@ -89,3 +89,9 @@ export function formatSummary(results: ScenarioResult[]): string {
   lines.push(`${n("pass")} passed, ${n("fail")} failed, ${n("skip")} skipped${n("reproduced") ? `, ${n("reproduced")} reproduced` : ""}`);
   return lines.join("\n");
 }
+
+/** What `--json` / `--summary-json` write: the counts of each verdict and every result. */
+export function summaryJson(results: ScenarioResult[]): string {
+  const n = (v: string) => results.filter((r) => r.verdict === v).length;
+  return JSON.stringify({ passed: n("pass"), failed: n("fail"), skipped: n("skip"), reproduced: n("reproduced"), results }, null, 2);
+}

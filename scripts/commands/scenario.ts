@@ -8,7 +8,7 @@ import type { ScenarioResult } from "../../harness/scenario/host-run.ts";
 import { loadScenarioFile } from "../../harness/scenario/load-file.ts";
 import { isScenarioName, loadScenario, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../../harness/scenario/registry.ts";
 import { EXIT_CODES } from "../../harness/scenario/report.ts";
-import { formatSummary, type RunTarget, runSuites, SYSTEMD_SUITES } from "../../harness/scenario/run-suites.ts";
+import { formatSummary, type RunTarget, runSuites, summaryJson, SYSTEMD_SUITES } from "../../harness/scenario/run-suites.ts";
 import { UsageError } from "./usage-error.ts";
 
 export const SCENARIO_HELP = `usage: outlive scenario run FILE|NAME… [--systemd 252|257] [--engine E] [--runtime node|deno]
@@ -96,7 +96,7 @@ export async function scenarioCommand(args: string[]): Promise<number> {
       : []),
   ];
   console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
-  if (values.json) writeSummary(values.json, results);
+  if (values.json) writeFileSync(values.json, summaryJson(results));
   if (results.length === 1) return EXIT_CODES[results[0].verdict];
   return results.some((r) => r.verdict === "fail") ? 1 : 0;
 }
@@ -150,9 +150,4 @@ async function listScenarios(): Promise<number> {
     console.log(`${name.padEnd(22)} ${s.summary}${onDemand}`);
   }
   return 0;
-}
-
-function writeSummary(file: string, results: ScenarioResult[]): void {
-  const n = (v: string) => results.filter((r) => r.verdict === v).length;
-  writeFileSync(file, JSON.stringify({ passed: n("pass"), failed: n("fail"), skipped: n("skip"), reproduced: n("reproduced"), results }, null, 2));
 }
