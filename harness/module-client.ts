@@ -33,8 +33,21 @@ export function projectRoot(): string {
 /** argv that starts the module under a runtime. */
 export function moduleArgv(runtime: ModuleRuntime, root = projectRoot()): string[] {
   return runtime === "deno"
-    ? [join(root, "node_modules/.bin/deno"), "run", "-A", "--quiet", join(root, "harness/module.ts")]
+    ? [denoPath(root), "run", "-A", "--quiet", join(root, "harness/module.ts")]
     : [nodePath(), join(root, "dist/harness/module.js")];
+}
+
+/**
+ * deno from the nearest node_modules/.bin at or above the package: its own
+ * in a checkout, the user's project's when outlive is installed there (npm
+ * hoists dev tools); else `deno` on PATH.
+ */
+function denoPath(root: string): string {
+  for (let dir = root; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", ".bin", "deno");
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) return "deno";
+  }
 }
 
 function nodePath(): string {

@@ -50,6 +50,22 @@ describe.skipIf(missing !== null)("a fresh project outside the repository", () =
     mkdirSync(join(app, "scenarios"));
     writeFileSync(join(app, "scenarios/my-bug.ts"), readmeBlock("scenarios/my-bug.ts"));
     writeFileSync(join(app, "scenarios/my-supervisor.ts"), readmeBlock("scenarios/my-supervisor.ts"));
+    // outlive's module itself under Deno, from the installed package's sources (deno found in the user's node_modules).
+    writeFileSync(join(app, "scenarios/deno-module.ts"), [
+      'import { defineScenario } from "outlive/harness";',
+      "export default defineScenario({",
+      '  name: "deno-module", summary: "the module under Deno, from the installed package", runtime: "deno",',
+      "  async inside(ctx) {",
+      "    const d = ctx.daemon();",
+      "    await d.start();",
+      '    const t = await d.run({ id: "x", shell: "exit 7" });',
+      "    const done = await ctx.completion(d, t.id);",
+      '    ctx.check("its exit code, 7", done.exitCode === 7, done);',
+      '    await d.stop("disable");',
+      "  },",
+      "});",
+      "",
+    ].join("\n"));
   }, 400_000);
 
   it("type-checks its scenarios against outlive/harness with the installed types", async () => {
@@ -71,7 +87,7 @@ describe.skipIf(missing !== null)("a fresh project outside the repository", () =
   for (const runtime of ["node", "deno"] as const) {
     it(`runs them with npx outlive scenario run on systemd 252 and 257 under ${runtime}`, async () => {
       const json = join(app, `result-${runtime}.json`);
-      const r = await cli(["scenarios/my-bug.ts", "scenarios/my-supervisor.ts", "--runtime", runtime, "--json", json], {
+      const r = await cli(["scenarios/my-bug.ts", "scenarios/my-supervisor.ts", "scenarios/deno-module.ts", "--runtime", runtime, "--json", json], {
         cwd: app,
         command: [join(app, "node_modules/.bin/outlive")],
         // The root file systems this checkout already built; a fresh machine builds them on the first run.
@@ -80,6 +96,7 @@ describe.skipIf(missing !== null)("a fresh project outside the repository", () =
       const results: Result[] = JSON.parse(readFileSync(json, "utf8")).results;
       const seen = results.map((x) => `${x.name}@${x.systemd}: ${x.verdict}`).sort();
       expect(seen, `${JSON.stringify(results.map((x) => x.why))}\n${r.stderr.slice(-1500)}`).toEqual([
+        "deno-module@252: pass", "deno-module@257: pass",
         "my-bug@252: pass", "my-bug@257: pass",
         "my-supervisor-restart@252: reproduced", "my-supervisor-restart@257: reproduced",
       ]);
