@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
@@ -32,8 +32,10 @@ export function projectRoot(): string {
 
 /** argv that starts the module under a runtime. */
 export function moduleArgv(runtime: ModuleRuntime, root = projectRoot()): string[] {
+  // Deno will not strip types under node_modules: an installed package runs its compiled module, a checkout its sources.
+  const denoModule = root.includes(`${sep}node_modules${sep}`) ? "dist/harness/module.js" : "harness/module.ts";
   return runtime === "deno"
-    ? [denoPath(root), "run", "-A", "--quiet", join(root, "harness/module.ts")]
+    ? [denoPath(root), "run", "-A", "--quiet", join(root, denoModule)]
     : [nodePath(), join(root, "dist/harness/module.js")];
 }
 
