@@ -131,6 +131,8 @@ export async function runScenarioIn(
   const { why } = judge({ skipReason: report.skipReason, error: report.error, checks: report.checks, bug: report.bug });
   log(`${name} on ${suite}: ${report.verdict.toUpperCase()}${why ? ` (${why})` : ""} in ${(report.durationMs / 1000).toFixed(1)} s`);
   log(`  report: ${join(reportDir, "report.json")}  timeline: ${join(reportDir, "timeline.svg")}`);
+  // A driver that died before writing its report: its last words are the only account, so show them here too.
+  if (!driver) log(`  driver output (last lines): ${driverOutput.trim().split("\n").slice(-6).join(" | ") || "(none)"}`);
   if (report.kept.storage) log(`  kept: journal ${report.kept.journal}, storage ${report.kept.storage}, driver output ${join(reportDir, "driver.log")}`);
   return { name, suite, systemd, verdict: report.verdict, why, durationMs: report.durationMs, reportDir, facts: report.facts, ...(options.file ? { file: options.file } : {}) };
 }
