@@ -70,6 +70,7 @@ export function ociRunArgv(engine: OciEngine, options: ResolvedOptions, tag: str
     "--cgroupns", "private",
     "--tmpfs", "/run", "--tmpfs", "/run/lock", "--tmpfs", "/tmp",
     "--volume", `${options.projectDir}:/work/project`,
+    ...options.binds.flatMap((b) => ["--volume", `${b.host}:${b.inside}`]),
     ...(engine === "podman" ? ["--systemd", "always"] : []),
     tag,
   ];

@@ -1,10 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Suite } from "../container/mod.ts";
-import type { ScenarioResult } from "./host-run.ts";
 import { isScenarioName, ON_DEMAND_NAMES, SCENARIO_NAMES } from "./registry.ts";
 import { EXIT_CODES } from "./report.ts";
-import { formatSummary, runSuites, SYSTEMD_SUITES } from "./run-suites.ts";
+import { formatSummary, runSuites, summaryJson, SYSTEMD_SUITES } from "./run-suites.ts";
 
 const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--summary-json FILE] [--list]
   NAME…            scenarios to run (default: all of them)
@@ -54,12 +53,7 @@ export async function scenarioCli(args: string[]): Promise<number> {
   const started = Date.now();
   const results = await runSuites({ names, suites });
   console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
-  if (values["summary-json"]) writeSummary(values["summary-json"], results);
+  if (values["summary-json"]) writeFileSync(values["summary-json"], summaryJson(results));
   if (results.length === 1) return EXIT_CODES[results[0].verdict];
   return results.some((r) => r.verdict === "fail") ? 1 : 0;
-}
-
-function writeSummary(file: string, results: ScenarioResult[]): void {
-  const n = (v: string) => results.filter((r) => r.verdict === v).length;
-  writeFileSync(file, JSON.stringify({ passed: n("pass"), failed: n("fail"), skipped: n("skip"), results }, null, 2));
 }
