@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
@@ -32,9 +32,24 @@ export function projectRoot(): string {
 
 /** argv that starts the module under a runtime. */
 export function moduleArgv(runtime: ModuleRuntime, root = projectRoot()): string[] {
+  // Deno will not strip types under node_modules: an installed package runs its compiled module, a checkout its sources.
+  const denoModule = root.includes(`${sep}node_modules${sep}`) ? "dist/harness/module.js" : "harness/module.ts";
   return runtime === "deno"
-    ? [join(root, "node_modules/.bin/deno"), "run", "-A", "--quiet", join(root, "harness/module.ts")]
+    ? [denoPath(root), "run", "-A", "--quiet", join(root, denoModule)]
     : [nodePath(), join(root, "dist/harness/module.js")];
+}
+
+/**
+ * deno from the nearest node_modules/.bin at or above the package: its own
+ * in a checkout, the user's project's when outlive is installed there (npm
+ * hoists dev tools); else `deno` on PATH.
+ */
+function denoPath(root: string): string {
+  for (let dir = root; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", ".bin", "deno");
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) return "deno";
+  }
 }
 
 function nodePath(): string {
@@ -47,6 +62,22 @@ type Message = Record<string, any>;
 
 /**
  * A running module process and its NDJSON conversation. Every wait is bounded.
+ *
+ * @example
+ * ```ts
+ * import { defineScenario, type ModuleProcess } from "outlive/harness";
+ * export default defineScenario({
+ *   name: "list-tasks",
+ *   summary: "the module lists what it runs",
+ *   async inside(ctx) {
+ *     const mod: ModuleProcess = await ctx.daemon().start() as ModuleProcess;
+ *     await mod.request("run", { spec: { id: "a", shell: "sleep 1" } });
+ *     const { tasks } = await mod.request("list");
+ *     ctx.check("one task", tasks.length === 1, tasks);
+ *     await mod.drain("disable");
+ *   },
+ * });
+ * ```
  */
 export class ModuleProcess {
   readonly child: ChildProcess;

@@ -15,7 +15,9 @@ export type OutliveErrorCode =
   | "E_NOT_PTY"
   | "E_PTY_CLOSED"
   | "E_PTY_UNSAFE"
-  | "E_CONTROL";
+  | "E_CONTROL"
+  /** A supervisor opened `readOnly` was asked to write. */
+  | "E_READ_ONLY";
 
 /**
  * Every error outlive throws on purpose: a `code` to switch on, a message a person can act on.

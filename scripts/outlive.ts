@@ -17,6 +17,7 @@ import { HARNESS_HELP, harnessCommand } from "./commands/harness.ts";
 import { ATTACH_HELP, attachCommand } from "./commands/attach.ts";
 import { RESIZE_HELP, resizeCommand } from "./commands/resize.ts";
 import { SEND_HELP, sendCommand } from "./commands/send.ts";
+import { SCENARIO_HELP, scenarioCommand } from "./commands/scenario.ts";
 
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help: string }> = {
   run: { run: runCommand, help: RUN_HELP },
@@ -35,6 +36,7 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help:
   attach: { run: attachCommand, help: ATTACH_HELP },
   census: { run: censusCommand, help: "usage: outlive census PID [--json] [--cgroup auto|PATH|none] … (see outlive census --help)" },
   harness: { run: harnessCommand, help: HARNESS_HELP },
+  scenario: { run: scenarioCommand, help: SCENARIO_HELP },
 };
 
 const HELP = `usage: outlive COMMAND [OPTIONS]
@@ -58,6 +60,7 @@ commands:
   attach    an interactive session on a PTY task's terminal (Ctrl-] detaches)
   census    what runs under a process, and may it be retired when idle
   harness   run an agent harness as a task with its launch record; retire it when idle
+  scenario  run scenario files (yours, from any path) in a systemd container; list outlive's own
 
 outlive COMMAND --help for a command's options.`;
 
@@ -80,6 +83,12 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof OutliveError) {
       console.error(`outlive ${name}: ${error.message} [${error.code}]`);
       return error.code === "E_BAD_OPTION" || error.code === "E_BAD_ID" ? 2 : 1;
+    }
+    // A system call refused (EMFILE with too few descriptors, say): one line with the errno, not a stack.
+    const errno = (error as { code?: unknown }).code;
+    if (typeof errno === "string" && /^E[A-Z0-9]+$/.test(errno)) {
+      console.error(`outlive ${name}: ${(error as Error).message} [${errno}]`);
+      return 1;
     }
     throw error;
   }

@@ -45,6 +45,7 @@ export function nspawnArgv(options: ResolvedOptions, rootfs: string): string[] {
     // npm beside the host's Node, where the official images keep it: scenarios run MCP servers through npx.
     ...npmBind(options.nodePath),
     `--bind=${options.projectDir}:/work/project`,
+    ...options.binds.map((b) => `--bind=${b.host}:${b.inside}`),
   ];
 }
 

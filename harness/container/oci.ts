@@ -37,6 +37,8 @@ export function ociRunArgv(engine: OciEngine, options: ResolvedOptions, tag: str
     // npm where the official images keep it, as nspawn binds it: scenarios run MCP servers through npx.
     ...npmVolume(options.nodePath),
     "--volume", `${options.projectDir}:/work/project`,
+    // Extra binds a caller asked for (a user's module outside the project).
+    ...options.binds.flatMap((b) => ["--volume", `${b.host}:${b.inside}`]),
     tag,
     "/sbin/init",
   ];

@@ -60,6 +60,14 @@ export interface ContainerOptions {
   bootTimeoutMs?: number;
   /** Bound on an orderly shutdown before everything left is killed. Default 15 s. */
   stopTimeoutMs?: number;
+  /** More host directories bound read-write inside (a scenario file's folder, its reports). Default none. */
+  binds?: readonly Bind[];
+}
+
+/** A host directory and where it appears inside the container (an absolute path outside /tmp and /run, which are tmpfs in some engines). */
+export interface Bind {
+  host: string;
+  inside: string;
 }
 
 /** Options after checking: inner code trusts these. */
@@ -79,6 +87,7 @@ export interface ResolvedOptions {
   buildTimeoutMs: number;
   bootTimeoutMs: number;
   stopTimeoutMs: number;
+  binds: Bind[];
 }
 
 export const DEFAULTS = {
@@ -164,5 +173,11 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
     buildTimeoutMs: positiveInt("buildTimeoutMs", options.buildTimeoutMs, DEFAULTS.buildTimeoutMs),
     bootTimeoutMs: positiveInt("bootTimeoutMs", options.bootTimeoutMs, DEFAULTS.bootTimeoutMs),
     stopTimeoutMs: positiveInt("stopTimeoutMs", options.stopTimeoutMs, DEFAULTS.stopTimeoutMs),
+    binds: (options.binds ?? []).map((b, i) => {
+      const host = absolutePath(`binds[${i}].host`, b?.host ?? "", "");
+      const inside = absolutePath(`binds[${i}].inside`, b?.inside ?? "", "");
+      if (/^\/(tmp|run)(\/|$)/.test(inside)) fail(`binds[${i}].inside`, "a path outside /tmp and /run", inside);
+      return { host, inside };
+    }),
   };
 }

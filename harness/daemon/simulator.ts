@@ -1,7 +1,14 @@
 import { ModuleProcess, type ModuleLaunch } from "../module-client.ts";
+import { ForeignModule } from "./foreign-module.ts";
+import { checkForeignModule, type ForeignModuleSpec } from "./foreign-spec.ts";
 import { ModuleCgroup } from "./module-cgroup.ts";
 
+/** What the daemon runs as its module: outlive's own, or any command (`module` option). */
+export type DaemonModule = ModuleProcess | ForeignModule;
+
 export interface SimulatorOptions extends Omit<ModuleLaunch, "wrap"> {
+  /** Any command as the module instead of outlive's (then `storage`, `placement`… are not passed to it). */
+  module?: ForeignModuleSpec;
   /** Name of the module cgroup under the cgroup v2 mount. Default `<prefix>-module-<pid>`. */
   moduleCgroupName?: string;
   /** Parent directory of the module cgroup. Default: the cgroup v2 mount. */
@@ -25,25 +32,47 @@ export interface RestartMark {
  * A daemon like the one in the field report: it runs the module in a cgroup
  * of its own, talks NDJSON with it, and on a restart drains it, waits, and
  * writes `cgroup.kill` on the module's cgroup before starting the next
- * module on the same storage.
+ * module on the same storage. Scenarios get one through `ctx.daemon()`;
+ * on its own it needs a writable cgroup v2 parent (root, or a delegated one).
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { DaemonSimulator } from "outlive/harness";
+ * const storage = mkdtempSync("/tmp/outlive-sim-");
+ * const sim = new DaemonSimulator({ storage, prefix: "simex" });
+ * try {
+ *   const mod = await sim.start();
+ *   await mod.request("run", { spec: { id: "t", shell: "sleep 2" } });
+ *   const next = await sim.restart("restart");   // drain, cgroup.kill, a new module that replays
+ *   console.log(next.ready.replay);
+ *   await sim.stop("disable");
+ * } finally {
+ *   await sim.dispose();
+ *   rmSync(storage, { recursive: true, force: true });
+ * }
+ * ```
  */
 export class DaemonSimulator {
   readonly options: SimulatorOptions;
   readonly cgroup: ModuleCgroup | null;
-  module!: ModuleProcess;
-  readonly modules: ModuleProcess[] = [];
+  module!: DaemonModule;
+  readonly modules: DaemonModule[] = [];
   readonly marks: RestartMark[] = [];
 
   constructor(options: SimulatorOptions) {
-    this.options = options;
+    this.options = options.module ? { ...options, module: checkForeignModule(options.module) } : options;
     const why = ModuleCgroup.unavailable(options.moduleCgroupParent);
     this.cgroup = why
       ? null
       : ModuleCgroup.create(options.moduleCgroupName ?? `${options.prefix ?? "outlive"}-module-${process.pid}`, options.moduleCgroupParent);
   }
 
-  async start(): Promise<ModuleProcess> {
-    this.module = await ModuleProcess.start({ ...this.options, wrap: this.cgroup?.enterArgv() });
+  async start(): Promise<DaemonModule> {
+    const wrap = this.cgroup?.enterArgv();
+    this.module = this.options.module
+      ? await ForeignModule.start(this.options.module, wrap)
+      : await ModuleProcess.start({ ...this.options, wrap });
     this.modules.push(this.module);
     return this.module;
   }
@@ -53,7 +82,7 @@ export class DaemonSimulator {
    * the module to exit, then kill its cgroup as the field's daemon does, and
    * start the next module, which replays.
    */
-  async restart(reason: "restart" | "reload" = "restart"): Promise<ModuleProcess> {
+  async restart(reason: "restart" | "reload" = "restart"): Promise<DaemonModule> {
     const mark: RestartMark = { at: new Date().toISOString(), kind: "restart", reason, killedAt: null, readyAt: null };
     this.marks.push(mark);
     await this.module.drain(reason, this.options.drainWaitMs ?? 5000).catch(() => this.module.child.kill("SIGTERM"));
@@ -64,7 +93,7 @@ export class DaemonSimulator {
   }
 
   /** The module's cgroup is killed with no drain notice (a crash of the daemon's kind). */
-  async crash(): Promise<ModuleProcess> {
+  async crash(): Promise<DaemonModule> {
     const mark: RestartMark = { at: new Date().toISOString(), kind: "crash", reason: "cgroup.kill without notice", killedAt: null, readyAt: null };
     this.marks.push(mark);
     await this.killModuleCgroup(mark);

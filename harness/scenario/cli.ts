@@ -2,10 +2,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { EngineChoice, Suite } from "../container/mod.ts";
-import type { ScenarioResult } from "./host-run.ts";
 import { isScenarioName, ON_DEMAND_NAMES, SCENARIO_NAMES } from "./registry.ts";
 import { EXIT_CODES } from "./report.ts";
-import { formatSummary, runSuites, SYSTEMD_SUITES } from "./run-suites.ts";
+import { formatSummary, runSuites, summaryJson, SYSTEMD_SUITES } from "./run-suites.ts";
 import { junitXml } from "./junit.ts";
 
 const ENGINES = ["auto", "nspawn", "podman", "docker", "host"];
@@ -68,18 +67,13 @@ export async function scenarioCli(args: string[]): Promise<number> {
   const names = positionals.length > 0 ? positionals : [...SCENARIO_NAMES];
   const suites: Suite[] = values.systemd ? [SYSTEMD_SUITES[values.systemd]] : ["bookworm", "trixie"];
   const started = Date.now();
-  const results = await runSuites({ names, suites, engine, cacheDir: values["cache-dir"] && resolve(values["cache-dir"]) });
+  const results = await runSuites({ names, suites, container: { engine, ...(values["cache-dir"] ? { cacheDir: resolve(values["cache-dir"]) } : {}) } });
   console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
-  if (values["summary-json"]) writeSummary(values["summary-json"], results);
+  if (values["summary-json"]) writeFileSync(values["summary-json"], summaryJson(results));
   if (values.junit) {
     mkdirSync(dirname(resolve(values.junit)), { recursive: true });
     writeFileSync(values.junit, junitXml(results, engine));
   }
   if (results.length === 1) return EXIT_CODES[results[0].verdict];
   return results.some((r) => r.verdict === "fail") ? 1 : 0;
-}
-
-function writeSummary(file: string, results: ScenarioResult[]): void {
-  const n = (v: string) => results.filter((r) => r.verdict === v).length;
-  writeFileSync(file, JSON.stringify({ passed: n("pass"), failed: n("fail"), skipped: n("skip"), results }, null, 2));
 }

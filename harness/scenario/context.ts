@@ -1,11 +1,12 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "zx";
-import { type TaskRecord, TaskStore, taskPaths } from "../../lib/mod.ts";
+import { cgroupProcs, findCgroup2Mount, readCgroup, type TaskRecord, TaskStore, taskPaths } from "../../lib/mod.ts";
 import type { SimulatorOptions } from "../daemon/simulator.ts";
 import type { DelegatedCgroup } from "./delegated-cgroup.ts";
-import { ScenarioSkip, type Scenario } from "./define.ts";
-import type { Check, Mark } from "./report.ts";
+import type { Scenario } from "./define.ts";
+import { ScenarioSkip } from "./skip.ts";
+import type { Check, Incarnation, Mark } from "./report.ts";
 import { ScenarioDaemon } from "./scenario-daemon.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -35,6 +36,23 @@ const DAEMON_DEFAULTS = {
  * What a scenario's steps get inside the container: daemons that keep the
  * timeline, checks, skips, marks and bounded waits. Everything it starts is
  * ended by `cleanup()`.
+ *
+ * @example
+ * ```ts
+ * import { defineScenario, type ScenarioContext } from "outlive/harness";
+ * async function steps(ctx: ScenarioContext): Promise<void> {
+ *   const d = ctx.daemon();
+ *   await d.start();
+ *   const t = await d.run({ id: "t", shell: "echo hi; sleep 1" });
+ *   await ctx.waitFor("its output", () => ctx.output(t.id).includes("hi"), 5000);
+ *   ctx.mark("note", "output seen");
+ *   const pid = (await ctx.record(t.id))?.pid ?? 0;
+ *   ctx.check("it runs in its own scope", /task-t\.scope$/.test(ctx.cgroupOf(pid) ?? ""), ctx.cgroupOf(pid));
+ *   ctx.check("the scope is loaded", (await ctx.units()).length === 1, await ctx.units());
+ *   await d.stop("disable");
+ * }
+ * export default defineScenario({ name: "ctx-tour", summary: "what ctx offers", inside: steps });
+ * ```
  */
 export class ScenarioContext {
   readonly scenario: Scenario;
@@ -48,6 +66,8 @@ export class ScenarioContext {
   readonly marks: Mark[] = [];
   readonly facts: Record<string, unknown> = {};
   readonly daemons: ScenarioDaemon[] = [];
+  /** Module processes started by something other than `ctx.daemon()` (a soak's own simulator), for the timeline. */
+  readonly incarnations: Incarnation[] = [];
   readonly storages = new Set<string>();
 
   constructor(setup: ContextSetup) {
@@ -143,8 +163,37 @@ export class ScenarioContext {
 
   /** A task's record as stored now (no supervisor involved), or null when it cannot be read. */
   async record(id: string, storage = this.storage): Promise<TaskRecord | null> {
-    const r = await (await TaskStore.open(storage)).read(id);
+    // Read-only: a scenario's storage may be full or read-only on purpose.
+    const r = await (await TaskStore.open(storage, { readOnly: true })).read(id);
     return r.ok ? r.record : null;
+  }
+
+  /** zx's `$`, inside the container as the user: `await ctx.$\`my-tool status\``. */
+  readonly $ = $;
+
+  /** The cgroup v2 directory of a process (under the mount), or null when it is gone. */
+  cgroupOf(pid: number): string | null {
+    const path = readCgroup(pid);
+    const mount = findCgroup2Mount();
+    return path === null || !mount ? null : join(mount, path);
+  }
+
+  /** Pids in a cgroup directory (none when it is gone). */
+  processesIn(cgroupDir: string): number[] {
+    try {
+      return cgroupProcs(cgroupDir);
+    } catch {
+      return [];
+    }
+  }
+
+  /** True while a process exists (a zombie counts as gone). */
+  alive(pid: number): boolean {
+    try {
+      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    } catch {
+      return false;
+    }
   }
 
   /** `systemctl --user` with zx; never throws, returns stdout. */

@@ -15,6 +15,21 @@ export interface Scenario {
   runtime?: "node" | "deno";
   /** Bound on the whole scenario inside the container. Default 90 000 ms. */
   timeoutMs?: number;
+  /**
+   * Storages on a tmpfs of their own, by label → size (`{ full: "8m" }`):
+   * mounted by the host side as root inside the container at the path
+   * `ctx.storageFor(label)` returns, owned by the container's user, and
+   * unmounted when the driver ends. For scenarios of a full disk.
+   */
+  tmpfsStorages?: Record<string, string>;
+  /**
+   * Set while the scenario shows an open bug (a line, a link): its checks
+   * still say what SHOULD happen, a failed one gives the verdict
+   * `reproduced`, and all of them holding fails the run ("the bug no longer
+   * shows"). Once the bug is fixed, delete this line: the same scenario is
+   * then a regression test that passes.
+   */
+  bug?: string;
   /** The steps, inside the container. Record checks with `ctx.check`, skip with `ctx.skip`. */
   inside(ctx: ScenarioContext): Promise<void>;
 }
@@ -27,14 +42,15 @@ export const DEFAULT_SCENARIO_TIMEOUT_MS = 90_000;
  *
  * @example
  * ```ts
- * import { defineScenario } from "../scenario/define.ts";
+ * import { defineScenario } from "outlive/harness";
  * export default defineScenario({
  *   name: "hello",
  *   summary: "a task's exit code survives",
  *   async inside(ctx) {
- *     const mod = await ctx.daemon().start();
- *     const t = (await mod.request("run", { spec: { shell: "exit 3" } })).task;
- *     const done = await ctx.completion(t.id);
+ *     const d = ctx.daemon();
+ *     await d.start();
+ *     const t = await d.run({ shell: "exit 3" });
+ *     const done = await ctx.completion(d, t.id);
  *     ctx.check("exit code 3", done.exitCode === 3, done);
  *   },
  * });
@@ -44,9 +60,4 @@ export function defineScenario(scenario: Scenario): Scenario {
   return scenario;
 }
 
-/** Thrown by `ctx.skip`: the scenario cannot say anything on this machine, and says why. */
-export class ScenarioSkip extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-  }
-}
+export { ScenarioSkip } from "./skip.ts";

@@ -13,13 +13,15 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { ScenarioContext } from "./context.ts";
 import { DelegatedCgroup } from "./delegated-cgroup.ts";
-import { DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario, ScenarioSkip } from "./define.ts";
+import { DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario } from "./define.ts";
+import { judge } from "./judge.ts";
+import { loadScenarioFile } from "./load-file.ts";
 import { loadScenario } from "./registry.ts";
-import { type DriverReport, EXIT_CODES, type Verdict } from "./report.ts";
+import { type DriverReport, EXIT_CODES } from "./report.ts";
+import { ScenarioSkip } from "./skip.ts";
 import { collectTaskFacts } from "./task-facts.ts";
 
 const { values } = parseArgs({
@@ -29,7 +31,7 @@ const { values } = parseArgs({
     "run-dir": { type: "string" },
     prefix: { type: "string" },
     systemd: { type: "string", default: "0" },
-    /** A module (path inside the container) that default-exports a Scenario, instead of a registered name: benchmarks. */
+    /** A file (path inside the container) holding the scenario named by --scenario, instead of a registered name. */
     file: { type: "string" },
   },
 });
@@ -40,7 +42,27 @@ if (!values.scenario || !values["run-dir"] || !values.prefix) {
 
 const runDir = values["run-dir"];
 const startedAt = new Date().toISOString();
-const scenario: Scenario = values.file ? (await import(pathToFileURL(values.file).href)).default : await loadScenario(values.scenario);
+let scenario: Scenario;
+try {
+  scenario = values.file ? pick(await loadScenarioFile(values.file), values.scenario) : await loadScenario(values.scenario);
+} catch (e) {
+  // The host loaded the same file a moment ago; if it fails here, say so in the report, the one place the host reads.
+  const now = new Date().toISOString();
+  const message = (e as Error).message ?? String(e);
+  process.stderr.write(`${message}\n`);
+  const failed: DriverReport = {
+    scenario: values.scenario, verdict: "fail", skipReason: null, error: message, startedAt, endedAt: now,
+    checks: [], tasks: [], incarnations: [], marks: [], facts: {}, storages: [], leftovers: [],
+  };
+  writeFileSync(join(runDir, "driver-report.json"), JSON.stringify(failed, null, 2));
+  process.exit(EXIT_CODES.fail);
+}
+
+function pick(list: Scenario[], name: string): Scenario {
+  const found = list.find((s) => s.name === name);
+  if (!found) throw new Error(`${values.file}: has no scenario named ${JSON.stringify(name)} (it has ${list.map((s) => s.name).join(", ")})`);
+  return found;
+}
 const ctx = new ScenarioContext({
   scenario,
   runDir,
@@ -56,7 +78,6 @@ process.on("unhandledRejection", (reason) => {
   ctx.log(`unhandled rejection: ${stray[stray.length - 1]}`);
 });
 
-let verdict: Verdict = "pass";
 let skipReason: string | null = null;
 let error: string | null = null;
 const timeoutMs = scenario.timeoutMs ?? DEFAULT_SCENARIO_TIMEOUT_MS;
@@ -69,9 +90,9 @@ try {
     }),
   ]);
 } catch (e) {
-  if (e instanceof ScenarioSkip) {
-    verdict = "skip";
-    skipReason = e.reason;
+  // By name too: a scenario file may have loaded its own copy of the harness.
+  if (e instanceof ScenarioSkip || (e as Error)?.name === "ScenarioSkip") {
+    skipReason = (e as ScenarioSkip).reason;
   } else {
     error = (e as Error).stack ?? String(e);
     ctx.log(`error: ${error}`);
@@ -80,12 +101,15 @@ try {
   clearTimeout(timer);
 }
 if (error === null && stray.length > 0) error = `unhandled rejection: ${stray[0]}`;
-if (verdict !== "skip" && (error !== null || ctx.checks.length === 0 || ctx.checks.some((c) => !c.ok))) verdict = "fail";
+const { verdict } = judge({ skipReason, error, checks: ctx.checks, bug: scenario.bug });
 
 const leftovers = await ctx.cleanup();
 const report: DriverReport = {
   scenario: scenario.name,
   verdict,
+  bug: scenario.bug ?? null,
+  // deno-lint-ignore no-explicit-any
+  runtime: "Deno" in globalThis ? `deno ${(globalThis as any).Deno.version.deno}` : `node ${process.version}`,
   skipReason,
   error,
   startedAt,
@@ -96,7 +120,7 @@ const report: DriverReport = {
     ctx.log(`could not read the storages: ${(e as Error).message}`);
     return [];
   }),
-  incarnations: ctx.daemons.flatMap((d) => d.incarnations(scenario.runtime ?? "node")),
+  incarnations: [...ctx.daemons.flatMap((d) => d.incarnations(scenario.runtime ?? "node")), ...ctx.incarnations],
   marks: ctx.marks.sort((a, b) => a.at.localeCompare(b.at)),
   facts: ctx.facts,
   storages: [...ctx.storages],

@@ -4,9 +4,14 @@
  * container facts and writes `report.json` and `timeline.svg`.
  */
 
-export type Verdict = "pass" | "fail" | "skip";
+/**
+ * `reproduced`: a scenario that declares an open bug (`bug: "…"`) saw it
+ * happen (a check failed, nothing threw). Like `pass`, it is the outcome
+ * its author expects, so it exits 0.
+ */
+export type Verdict = "pass" | "fail" | "skip" | "reproduced";
 
-export const EXIT_CODES: Record<Verdict, number> = { pass: 0, fail: 1, skip: 77 };
+export const EXIT_CODES: Record<Verdict, number> = { pass: 0, reproduced: 0, fail: 1, skip: 77 };
 
 export interface Check {
   name: string;
@@ -56,6 +61,10 @@ export interface Mark {
 export interface DriverReport {
   scenario: string;
   verdict: Verdict;
+  /** The open bug the scenario shows, when it declares one. */
+  bug?: string | null;
+  /** What ran the scenario's code inside: `node v20.…` or `deno 2.…`. */
+  runtime?: string;
   skipReason: string | null;
   /** An exception that ended the steps early (a failure). */
   error: string | null;

@@ -1,16 +1,23 @@
-import { bootContainer, cannotRunHereReason, type ContainerHandle, describeFailure, type EngineChoice, type Suite } from "../container/mod.ts";
-import { runScenarioIn, type ScenarioResult } from "./host-run.ts";
+import { bootContainer, cannotRunHereReason, type ContainerHandle, type ContainerOptions, describeFailure, type Suite } from "../container/mod.ts";
+import { type RunInOptions, runScenarioIn, type ScenarioResult } from "./host-run.ts";
 
 /** systemd versions the harness ships against, and the Debian suite that has each. */
 export const SYSTEMD_SUITES: Record<string, Suite> = { "252": "bookworm", "257": "trixie" };
 
+/** One scenario to run: a registered name, or a scenario of a file (with how to run it). */
+export interface RunTarget {
+  name: string;
+  run?: RunInOptions;
+}
+
 export interface SuiteRunOptions {
-  names: string[];
+  /** Registered scenarios by name. */
+  names?: string[];
+  /** Scenarios of files, after the named ones. */
+  targets?: RunTarget[];
   suites: Suite[];
-  /** Default `auto`. `host` runs once, on the host's own systemd, whatever `suites` says. */
-  engine?: EngineChoice;
-  /** Default `<project>/container/cache`. */
-  cacheDir?: string;
+  /** More for every container (binds, engine, cache). Engine `host` runs once, on the host's own systemd, whatever `suites` says. */
+  container?: Omit<ContainerOptions, "suite">;
   log?: (line: string) => void;
 }
 
@@ -24,12 +31,13 @@ export interface SuiteRunOptions {
 export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResult[]> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const results: ScenarioResult[] = [];
-  const engine = options.engine ?? "auto";
+  const engine = options.container?.engine ?? "auto";
   const cannot = await cannotRunHereReason(undefined, engine);
+  const targets: RunTarget[] = [...(options.names ?? []).map((name) => ({ name })), ...(options.targets ?? [])];
   const suites: (Suite | "host")[] = engine === "host" ? ["host"] : options.suites;
   for (const suite of suites) {
     const failAll = (verdict: "skip" | "fail", why: string) => {
-      for (const name of options.names) results.push({ name, suite, systemd: null, verdict, why, durationMs: 0, reportDir: "" });
+      for (const t of targets) results.push({ name: t.name, suite, systemd: null, verdict, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) });
     };
     if (cannot) {
       log(`skipping every scenario on ${suite}: ${cannot}`);
@@ -39,7 +47,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
     let container: ContainerHandle;
     const bootStart = Date.now();
     try {
-      container = await bootContainer(suite === "host" ? { engine, cacheDir: options.cacheDir } : { suite, engine, cacheDir: options.cacheDir });
+      container = await bootContainer(suite === "host" ? { ...options.container } : { ...options.container, suite });
     } catch (error) {
       const { line, exitCode } = describeFailure(error);
       log(line);
@@ -53,7 +61,14 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
     process.once("SIGINT", stopOnSignal);
     process.once("SIGTERM", stopOnSignal);
     try {
-      for (const name of options.names) results.push(await runScenarioIn(container, name, log));
+      for (const t of targets) {
+        // One scenario that cannot even start fails alone, with one line; the others still run, the container still goes.
+        results.push(await runScenarioIn(container, t.name, log, t.run).catch((error) => {
+          const why = `${(error as Error).message ?? error}`.split("\n")[0];
+          log(`${t.name} on ${suite}: FAIL (${why})`);
+          return { name: t.name, suite, systemd: null, verdict: "fail" as const, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) };
+        }));
+      }
     } finally {
       process.off("SIGINT", stopOnSignal);
       process.off("SIGTERM", stopOnSignal);
@@ -66,13 +81,19 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
 
 /** The summary table, one line per scenario and suite, then the counts. */
 export function formatSummary(results: ScenarioResult[]): string {
-  const lines = [`${"scenario".padEnd(22)} ${"suite".padEnd(9)} ${"systemd".padEnd(8)} ${"verdict".padEnd(8)} ${"time".padStart(7)}  why`];
+  const lines = [`${"scenario".padEnd(22)} ${"suite".padEnd(9)} ${"systemd".padEnd(8)} ${"verdict".padEnd(10)} ${"time".padStart(7)}  why`];
   for (const r of results) {
     lines.push(
-      `${r.name.padEnd(22)} ${r.suite.padEnd(9)} ${String(r.systemd ?? "-").padEnd(8)} ${r.verdict.padEnd(8)} ${`${(r.durationMs / 1000).toFixed(1)}s`.padStart(7)}  ${r.why ?? ""}`,
+      `${r.name.padEnd(22)} ${r.suite.padEnd(9)} ${String(r.systemd ?? "-").padEnd(8)} ${r.verdict.padEnd(10)} ${`${(r.durationMs / 1000).toFixed(1)}s`.padStart(7)}  ${r.why ?? ""}`,
     );
   }
   const n = (v: string) => results.filter((r) => r.verdict === v).length;
-  lines.push(`${n("pass")} passed, ${n("fail")} failed, ${n("skip")} skipped`);
+  lines.push(`${n("pass")} passed, ${n("fail")} failed, ${n("skip")} skipped${n("reproduced") ? `, ${n("reproduced")} reproduced` : ""}`);
   return lines.join("\n");
+}
+
+/** What `--json` / `--summary-json` write: the counts of each verdict and every result. */
+export function summaryJson(results: ScenarioResult[]): string {
+  const n = (v: string) => results.filter((r) => r.verdict === v).length;
+  return JSON.stringify({ passed: n("pass"), failed: n("fail"), skipped: n("skip"), reproduced: n("reproduced"), results }, null, 2);
 }

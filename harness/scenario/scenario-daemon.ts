@@ -1,5 +1,5 @@
-import { DaemonSimulator, type SimulatorOptions } from "../daemon/simulator.ts";
-import type { ModuleProcess } from "../module-client.ts";
+import { ForeignModule } from "../daemon/foreign-module.ts";
+import { type DaemonModule, DaemonSimulator, type SimulatorOptions } from "../daemon/simulator.ts";
 import type { Incarnation, Mark } from "./report.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -15,13 +15,30 @@ export interface ScenarioDaemonOptions extends SimulatorOptions {
 /**
  * A daemon simulator that also keeps the timeline: every module it starts
  * (an incarnation band), every restart and kill (marks), every completion
- * it received (for "delivered exactly once").
+ * it received (for "delivered exactly once"). Made by `ctx.daemon()`.
+ *
+ * @example
+ * ```ts
+ * import { defineScenario } from "outlive/harness";
+ * export default defineScenario({
+ *   name: "crash-then-adopt",
+ *   summary: "a task survives a crash of the module and is adopted",
+ *   async inside(ctx) {
+ *     const d = ctx.daemon({ graceMs: 1000 });
+ *     await d.start();
+ *     await d.run({ id: "long", shell: "sleep 5" });
+ *     const next = await d.crash();
+ *     ctx.check("adopted by the next module", next.ready.replay?.adopted?.includes("long") ?? false, next.ready.replay);
+ *     await d.stop("disable");
+ *   },
+ * });
+ * ```
  */
 export class ScenarioDaemon {
   readonly name: string;
   readonly sim: DaemonSimulator;
   private readonly autoAck: boolean;
-  private readonly ends = new Map<ModuleProcess, string>();
+  private readonly ends = new Map<DaemonModule, string>();
 
   constructor(options: ScenarioDaemonOptions, private readonly addMark: (m: Mark) => void) {
     this.name = options.name;
@@ -33,20 +50,26 @@ export class ScenarioDaemon {
     return this.sim.options.storage;
   }
 
-  get module(): ModuleProcess {
+  get module(): DaemonModule {
     return this.sim.module;
   }
 
-  get modules(): ModuleProcess[] {
+  get modules(): DaemonModule[] {
     return this.sim.modules;
   }
 
-  async start(): Promise<ModuleProcess> {
+  /** The current module as a foreign one (`ctx.daemon({ module })`): its stdin, stdout lines, waits. */
+  get foreign(): ForeignModule {
+    if (!(this.module instanceof ForeignModule)) throw new Error(`${this.name} runs outlive's module, not a foreign one: use request()`);
+    return this.module;
+  }
+
+  async start(): Promise<DaemonModule> {
     return this.watch(await this.sim.start());
   }
 
   /** Drain `restart`, wait, cgroup.kill, start the next module (which replays). */
-  async restart(reason: "restart" | "reload" = "restart"): Promise<ModuleProcess> {
+  async restart(reason: "restart" | "reload" = "restart"): Promise<DaemonModule> {
     this.ends.set(this.module, `drained (${reason}), then its cgroup killed`);
     const mod = await this.sim.restart(reason);
     this.markLast();
@@ -54,7 +77,7 @@ export class ScenarioDaemon {
   }
 
   /** cgroup.kill with no notice, then a new module. */
-  async crash(): Promise<ModuleProcess> {
+  async crash(): Promise<DaemonModule> {
     this.ends.set(this.module, "cgroup killed without notice");
     const mod = await this.sim.crash();
     this.markLast();
@@ -120,7 +143,7 @@ export class ScenarioDaemon {
     await this.sim.dispose();
   }
 
-  private watch(mod: ModuleProcess): ModuleProcess {
+  private watch(mod: DaemonModule): DaemonModule {
     if (this.autoAck) {
       const ack = (m: Message) => {
         if (m.event === "completion" && mod.exitedAt === null) mod.request("ack", { id: m.task.id }, 10_000).catch(() => {});

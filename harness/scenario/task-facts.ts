@@ -22,7 +22,7 @@ export async function collectTaskFacts(storages: Iterable<string>, deliveriesOf:
   const facts: TaskFacts[] = [];
   for (const storage of storages) {
     const deliveries = deliveriesOf(storage);
-    const store = await TaskStore.open(storage);
+    const store = await TaskStore.open(storage, { readOnly: true });
     const { records } = await store.loadAll({ quarantine: false });
     for (const r of records) {
       const paths = store.paths(r.id);

@@ -30,7 +30,15 @@ export function soakScenario(name: string, restarts: number, timeoutMs: number):
           `(${JSON.stringify(report.faults)}), ${report.tasksRun} tasks, outcomes ${JSON.stringify(report.outcomes)}, ` +
           `by kind ${JSON.stringify(report.outcomesByKind)}, ${report.completionsDelivered} completions delivered`,
       );
-      ctx.fact("soak", { ...report, violations: report.violations.slice(0, 20) });
+      const { modules, faultMarks, ...rest } = report;
+      ctx.fact("soak", { ...rest, violations: report.violations.slice(0, 20) });
+      // The soak's own simulator, on the timeline like a scenario daemon's: a band per module, a mark per fault.
+      for (const m of modules) ctx.incarnations.push({ daemon: "soak", runtime: "node", end: m.endedAt ? "ended by the next fault" : null, ...m });
+      for (const f of faultMarks) {
+        ctx.marks.push({ at: f.at, kind: f.kind, label: `soak: ${f.kind} (${f.reason})` });
+        if (f.killedAt) ctx.marks.push({ at: f.killedAt, kind: "cgroup.kill", label: "soak: cgroup.kill on the module cgroup" });
+        if (f.readyAt) ctx.marks.push({ at: f.readyAt, kind: "ready", label: "soak: new module replayed" });
+      }
       ctx.check("tasks went into user scopes", report.placement === "systemd-scope", report.placement);
       ctx.check(`survived ${restarts} restarts`, report.restartsSurvived === restarts, report.restartsSurvived);
       ctx.check("no invariant violated", report.violations.length === 0, report.violations.slice(0, 10));

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { type TaskRecord, isRunning, isTerminal, readProcStat } from "../../lib/mod.ts";
 import { DaemonSimulator } from "../daemon/simulator.ts";
-import type { ModuleProcess } from "../module-client.ts";
+import type { DaemonModule, RestartMark } from "../daemon/simulator.ts";
 import { checkCompletions, checkOutcomes, type TaskTruth, type Violation } from "./invariants.ts";
 import { makeTask, prng } from "./task-mix.ts";
 
@@ -38,6 +38,9 @@ export interface SoakReport {
   leftovers: string[];
   bystandersAlive: boolean;
   ms: number;
+  /** Every module process (pid, when it ran) and every fault the daemon dealt, for the timeline. */
+  modules: Array<{ pid: number; placement: string; startedAt: string; endedAt: string | null }>;
+  faultMarks: RestartMark[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -72,13 +75,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   // Processes outside outlive that no task kill may ever touch.
   const bystanders: ChildProcess[] = Array.from({ length: 3 }, () => spawn("sleep", ["3600"], { stdio: "ignore", detached: true }));
   let n = 0;
-  let mod: ModuleProcess;
+  let mod: DaemonModule;
   let violations: Violation[] = [];
   let survived = 0;
   let placement = "?";
 
   /** Follows one module's completions and acknowledges each one. */
-  const follow = (m: ModuleProcess) => {
+  const follow = (m: DaemonModule) => {
     let seen = 0;
     const timer = setInterval(() => {
       for (; seen < m.events.length; seen++) {
@@ -186,6 +189,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       leftovers,
       bystandersAlive,
       ms: Date.now() - t0,
+      modules: sim.modules.map((m) => ({ pid: m.pid, placement: m.ready?.placement ?? "?", startedAt: m.spawnedAt, endedAt: m.exitedAt })),
+      faultMarks: sim.marks,
     };
   } finally {
     for (const b of bystanders) b.kill("SIGKILL");

@@ -7,10 +7,27 @@ export type ExitMarker =
   | { kind: "code"; code: number; writtenAt: string }
   | { kind: "garbage"; text: string; writtenAt: string };
 
-/** Parses the marker's text; the wrapper writes a decimal code and a newline. */
+/**
+ * What `io/exit` holds from spawn until the wrapper writes: it reserves the
+ * bytes of the code, so writing the code needs no new space on a full disk.
+ */
+export const EXIT_MARKER_PLACEHOLDER = "    ";
+
+/**
+ * Parses the marker's text: blank (absent, or the placeholder) until the
+ * wrapper writes a decimal code padded to 3 characters and a newline
+ * (wrappers before the placeholder wrote no padding).
+ *
+ * @example
+ * ```ts
+ * import { parseExitMarker } from "./exit-marker.ts";
+ * console.log(parseExitMarker("    ", "2026-12-01T00:00:00.000Z").kind); // "empty"
+ * console.log(parseExitMarker("7  \n", "2026-12-01T00:00:00.000Z")); // { kind: "code", code: 7, writtenAt: "2026-12-01T00:00:00.000Z" }
+ * ```
+ */
 export function parseExitMarker(text: string, writtenAt: string): ExitMarker {
-  if (text === "") return { kind: "empty" };
-  const m = /^(\d{1,3})\n?$/.exec(text);
+  if (text === "" || text === EXIT_MARKER_PLACEHOLDER) return { kind: "empty" };
+  const m = /^(\d{1,3}) *\n?$/.exec(text);
   if (m && Number(m[1]) <= 255) return { kind: "code", code: Number(m[1]), writtenAt };
   return { kind: "garbage", text: text.slice(0, 64), writtenAt };
 }

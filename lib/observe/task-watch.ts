@@ -81,7 +81,15 @@ export class TaskWatch {
   private awaitingReap(): boolean {
     const child = this.o.child;
     if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return false;
-    if (readProcStat(child.pid)?.state !== "Z") return false;
+    let state: string | undefined;
+    try {
+      state = readProcStat(child.pid)?.state;
+    } catch {
+      // Out of descriptors (EMFILE), say: this runs from timers and watchers, where a throw ends the process.
+      // The check that follows reports what it cannot read.
+      return false;
+    }
+    if (state !== "Z") return false;
     this.reapWaitSince ??= Date.now();
     return Date.now() - this.reapWaitSince < (this.o.reapWaitMs ?? 1000);
   }

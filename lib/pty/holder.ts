@@ -79,7 +79,7 @@ export function shellQuote(s: string): string {
  */
 export function childScript(command: TaskCommand, paths: PtyPaths, size: PtySize, env: Record<string, string | undefined>): string {
   const tmp = `${paths.info}.tmp`;
-  const exec = "argv" in command ? command.argv.map(shellQuote).join(" ") : `/bin/sh -c ${shellQuote(command.shell)}`;
+  const exec = "argv" in command ? command.argv.map(shellQuote).join(" ") : `${shellQuote(command.shellPath ?? "/bin/sh")} -c -- ${shellQuote(command.shell)}`;
   const shell = env.SHELL === undefined ? "unset SHELL" : `SHELL=${shellQuote(env.SHELL)}; export SHELL`;
   return [
     `t=$(tty) || exit 125`,

@@ -12,6 +12,21 @@ export type PidEvidence =
   /** The pid exists with another start time: someone else's process now. */
   | "reused";
 
+/**
+ * What the cgroup a task shared with its dead supervisor shows now.
+ * `removed` and `emptied` are evidence that it was killed; the rest are not.
+ */
+export type SpawnerCgroupEvidence =
+  /** The cgroup directory no longer exists. */
+  | { kind: "removed" }
+  /** It exists, and nothing older than the task (nor another task of that supervisor) survives in it. */
+  | { kind: "emptied" }
+  /** The root cgroup: nothing kills it. */
+  | { kind: "root" }
+  /** Processes that would have died with a cgroup kill still run there. */
+  | { kind: "survivors"; detail: string }
+  | { kind: "unknown"; why: string };
+
 /** Everything replay looked at for one task; gathered by I/O elsewhere, judged here. */
 export interface ReplayEvidence {
   bootIdNow: string;
@@ -30,6 +45,8 @@ export interface ReplayEvidence {
   /** When the supervisor replaying this came up, i.e. when it restarted. */
   restartedAt: string;
   lastOutputAt: string | null;
+  /** For a task that ran in its dead supervisor's cgroup: what that cgroup shows now. Absent or null otherwise. */
+  spawnerCgroup?: SpawnerCgroupEvidence | null;
   /**
    * For a `starting` record (its supervisor died before recording the pid):
    * the task's wrapper, found alive by the task's unit or cgroup; else null.
@@ -108,18 +125,30 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
     return finish("lost", null, `the host rebooted while it ran (boot id changed), ${noCode}${lastOutput}`);
   }
   const sharedCgroup = record.supervisorCgroup !== null && record.location.cgroup === record.supervisorCgroup;
-  if (sharedCgroup && ev.spawnerAlive === false && !ev.remnants) {
+  const cgroupKilled = ev.spawnerCgroup?.kind === "removed" || ev.spawnerCgroup?.kind === "emptied";
+  if (sharedCgroup && ev.spawnerAlive === false && !ev.remnants && cgroupKilled) {
+    const how = ev.spawnerCgroup?.kind === "removed" ? "that cgroup is gone" : "nothing that ran in that cgroup before it survived";
     return finish(
       "lost",
       null,
-      `killed with the supervisor's cgroup when the supervisor restarted at ${ev.restartedAt}: it ran in that cgroup (${record.supervisorCgroup}, placement ${record.placement}) and ended with ${noCode} while that supervisor went down${lastOutput}${reused}`,
+      `killed with the supervisor's cgroup when the supervisor restarted at ${ev.restartedAt}: it ran in that cgroup (${record.supervisorCgroup}, placement ${record.placement}), ${how}, and it ended with ${noCode} while that supervisor went down${lastOutput}${reused}`,
     );
   }
-  return finish("lost", null, `ended without an exit code (${noCode}: killed by a signal outlive did not send, such as SIGKILL)${lastOutput}${reused}${remnants}`, true);
+  const notTheCgroup = sharedCgroup && ev.spawnerAlive === false && ev.spawnerCgroup && !cgroupKilled
+    ? `; not the supervisor's cgroup: ${spawnerCgroupWords(ev.spawnerCgroup)}`
+    : "";
+  return finish("lost", null, `ended without an exit code (${noCode}: killed by a signal outlive did not send, such as SIGKILL)${notTheCgroup}${lastOutput}${reused}${remnants}`, true);
 
   function finish(state: TaskState, exitCode: number | null, reason: string, endRemnants = false): ReplayDecision {
     return { kind: "finish", state, exitCode, reason, endRemnants: endRemnants && ev.remnants };
   }
+}
+
+function spawnerCgroupWords(ev: SpawnerCgroupEvidence): string {
+  if (ev.kind === "root") return "it shared the root cgroup, which nothing kills";
+  if (ev.kind === "survivors") return `that cgroup was not killed (${ev.detail})`;
+  if (ev.kind === "unknown") return `whether that cgroup was killed is unknown (${ev.why})`;
+  return "";
 }
 
 function limitWords(record: TaskRecord): string {

@@ -2,10 +2,11 @@ import { statSync } from "node:fs";
 import { groupExists, waitUntil } from "../kill/process-group.ts";
 import { readExitMarkerNow } from "../observe/exit-marker.ts";
 import type { Placement } from "../placement/placement.ts";
-import { inspectPid } from "../proc/identity.ts";
+import { inspectPid, type ProcessIdentity } from "../proc/identity.ts";
 import type { TaskRecord } from "../store/record.ts";
 import type { TaskPaths } from "../store/storage-root.ts";
-import type { PidEvidence, ReplayEvidence } from "./decide.ts";
+import type { PidEvidence, ReplayEvidence, SpawnerCgroupEvidence } from "./decide.ts";
+import { spawnerCgroupEvidence } from "./spawner-cgroup.ts";
 
 export interface EvidenceContext {
   paths: TaskPaths;
@@ -15,6 +16,8 @@ export interface EvidenceContext {
   restartedAt: string;
   /** Whether the incarnation with this id still runs; null when unknown. */
   spawnerAlive: (incarnationId: string) => Promise<boolean | null>;
+  /** The other live-recorded tasks the same incarnation spawned (pid and start time), for the shared-cgroup evidence. */
+  otherTasks?: (record: TaskRecord) => ProcessIdentity[];
 }
 
 /** Looks at the disk, /proc and the task's cgroup for one task. The I/O half of replay. */
@@ -40,8 +43,10 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   const located = record.state === "starting" && record.pid === null && marker.kind !== "code"
     ? await ctx.placement.locate(record.id).catch(() => null)
     : null;
+  const spawnerAlive = await ctx.spawnerAlive(record.incarnation);
   return {
     located,
+    spawnerCgroup: sharedCgroupEvidence(record, pid, spawnerAlive, ctx),
     bootIdNow: ctx.bootIdNow,
     marker,
     timedOutAt,
@@ -49,7 +54,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
     remnants,
     oomKills: memory?.oomKill ?? null,
     oomDetail: memory?.detail ?? null,
-    spawnerAlive: await ctx.spawnerAlive(record.incarnation),
+    spawnerAlive,
     restartedAt: ctx.restartedAt,
     lastOutputAt: outputTimes.at(-1) ?? null,
   };
@@ -62,6 +67,14 @@ export function pidEvidence(record: TaskRecord, placement: Placement): PidEviden
   if (!live) return "absent";
   if (live.startTime !== record.startTime) return "reused";
   return placement.identify(record, live) ? "same" : "same-elsewhere";
+}
+
+/** Looked at only where it can decide anything: a task gone without a trace from its dead supervisor's cgroup. */
+function sharedCgroupEvidence(record: TaskRecord, pid: PidEvidence, spawnerAlive: boolean | null, ctx: EvidenceContext): SpawnerCgroupEvidence | null {
+  const shared = record.supervisorCgroup !== null && record.location.cgroup === record.supervisorCgroup;
+  if (!shared || spawnerAlive !== false || pid === "same" || pid === "same-elsewhere") return null;
+  const task = record.pid !== null && record.startTime !== null ? { pid: record.pid, startTime: record.startTime } : null;
+  return spawnerCgroupEvidence(record.supervisorCgroup!, task, ctx.otherTasks?.(record) ?? []);
 }
 
 /** How long evidence waits for a wrapper that has written its exit code to exit. */

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, writeFileSync } from "node:fs";
+import { EXIT_MARKER_PLACEHOLDER } from "../observe/exit-marker.ts";
 import { OutliveError } from "../errors.ts";
 import type { TaskPaths } from "../store/storage-root.ts";
 
@@ -13,7 +14,9 @@ export interface SpawnedTask {
  * new session and process group. Output goes straight to `io/stdout` and
  * `io/stderr`, stdin is /dev/null, and fd 3 is `io/exit`, opened here
  * create-exclusive so no earlier run's marker can be mistaken for this one's.
- * Nothing connects the task to this process by a pipe.
+ * Nothing connects the task to this process by a pipe. The space the end
+ * needs is taken now, while there is some: the marker's placeholder bytes
+ * (which the wrapper's code overwrites) and the watchdog's `timed-out.reserved`.
  */
 export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; paths: TaskPaths }): Promise<SpawnedTask> {
   const fds: number[] = [];
@@ -21,6 +24,9 @@ export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS
   try {
     const exitFd = openSync(opts.paths.exit, "wx", 0o600);
     fds.push(exitFd);
+    // Through a second open: fd 3's own offset must stay at 0 for the wrapper (Deno's positioned write moves it).
+    writeFileSync(opts.paths.exit, EXIT_MARKER_PLACEHOLDER, { flag: "r+" });
+    closeSync(openSync(`${opts.paths.timedOut}.reserved`, "w", 0o600));
     const out = openSync(opts.paths.stdout, "a", 0o600);
     fds.push(out);
     const err = openSync(opts.paths.stderr, "a", 0o600);

@@ -42,8 +42,9 @@ export async function writeFilesAtomic(
   try {
     for (const f of files) {
       const temp = tempPathFor(f.path);
-      writeFileSync(temp, f.data, { flag: "wx", mode });
+      // Listed before the write: a write that fails (ENOSPC) after the open has made the file, and it must go.
       temps.push(temp);
+      writeFileSync(temp, f.data, { flag: "wx", mode });
     }
   } catch (error) {
     removeAll(temps);

@@ -5,6 +5,7 @@ import { bootId } from "../proc/boot-id.ts";
 import { readCgroup } from "../proc/cgroup.ts";
 import { isSameProcess } from "../proc/identity.ts";
 import { readProcStat } from "../proc/stat.ts";
+import { OutliveError } from "../errors.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 
 /** One life of a supervisor on a storage: who it was, where it ran, when it began. */
@@ -40,7 +41,12 @@ export function incarnationPath(root: string, id: string): string {
 }
 
 export async function saveIncarnation(root: string, inc: Incarnation): Promise<void> {
-  await writeFileAtomic(incarnationPath(root, inc.id), `${JSON.stringify(inc)}\n`);
+  const path = incarnationPath(root, inc.id);
+  try {
+    await writeFileAtomic(path, `${JSON.stringify(inc)}\n`);
+  } catch (error) {
+    throw new OutliveError("E_STORAGE", `Cannot write the storage at ${path}: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /** Reads a stored incarnation; null when missing or unreadable (replay then says less, never more). */

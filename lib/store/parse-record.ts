@@ -27,7 +27,7 @@ const FIELDS: Record<string, Check> = {
     if (typeof v !== "object" || v === null) return false;
     const c = v as Record<string, unknown>;
     if ("argv" in c) return Array.isArray(c.argv) && c.argv.length > 0 && c.argv.every(str);
-    return str(c.shell);
+    return str(c.shell) && (c.shellPath === undefined || (str(c.shellPath) && (c.shellPath as string).startsWith("/")));
   },
   cwd: str,
   state: (v) => ALL_STATES.includes(v as never),

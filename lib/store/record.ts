@@ -66,8 +66,11 @@ export type PlacementName = "systemd-scope" | "cgroup-v2" | "process-group";
  */
 export const PLACEMENT_NAMES: readonly PlacementName[] = ["systemd-scope", "cgroup-v2", "process-group"];
 
-/** What a task runs: an argv (no shell involved) or a shell string for `/bin/sh -c`. */
-export type TaskCommand = { argv: string[] } | { shell: string };
+/**
+ * What a task runs: an argv (no shell involved) or a shell string run by
+ * `shellPath -c`. Records written before `shellPath` existed lack it: they ran `/bin/sh`.
+ */
+export type TaskCommand = { argv: string[] } | { shell: string; shellPath?: string };
 
 /** Where a placement put a task, enough to find it again after a restart. */
 export interface TaskLocation {

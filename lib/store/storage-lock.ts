@@ -16,8 +16,12 @@ export async function acquireStorageLock(root: string, inc: Incarnation, attempt
   const lockPath = join(root, LOCK_NAME);
   // The lock appears complete or not at all: written aside, then hard-linked into place (link fails if it exists).
   const temp = join(root, `.${LOCK_NAME}.${process.pid}.${randomBytes(4).toString("hex")}`);
-  await writeFile(temp, `${JSON.stringify(inc)}\n`, { mode: 0o600 });
   try {
+    try {
+      await writeFile(temp, `${JSON.stringify(inc)}\n`, { mode: 0o600 });
+    } catch (error) {
+      throw new OutliveError("E_STORAGE", `Cannot create the lock ${lockPath}: ${(error as Error).message}`, { cause: error });
+    }
     for (let attempt = 0; attempt < attempts; attempt++) {
       try {
         await link(temp, lockPath);

@@ -1,5 +1,5 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
-import { lstat, mkdir, readdir, rename, stat } from "node:fs/promises";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
+import { lstat, mkdir, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
 import { forEachBounded } from "../pool/for-each-bounded.ts";
@@ -7,6 +7,8 @@ import { writeFilesAtomic } from "./atomic-batch.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { taskIoProblem } from "./io-check.ts";
 import { parseRecord, type RecordProblem } from "./parse-record.ts";
+import { isNoSpace, reserveSpace, writeIntoReserve } from "./record-reserve.ts";
+import { withBallast } from "./ballast.ts";
 import { isTerminal, type TaskRecord } from "./record.ts";
 import { taskPaths, type TaskPaths } from "./storage-root.ts";
 import { TASK_ID_PATTERN } from "./task-id.ts";
@@ -45,13 +47,21 @@ const MAX_RECORD_BYTES = 1 << 20;
  */
 export class TaskStore {
   readonly root: string;
+  /** Opened only to read: nothing is made, moved or written. */
+  readonly readOnly: boolean;
 
-  private constructor(root: string) {
+  private constructor(root: string, readOnly: boolean) {
     this.root = root;
+    this.readOnly = readOnly;
   }
 
-  /** Creates the storage root if missing and refuses one that others could tamper with. */
-  static async open(root: string): Promise<TaskStore> {
+  /**
+   * Creates the storage root if missing and refuses one that others could
+   * tamper with. `readOnly`: for views of a full or read-only storage;
+   * nothing is created or checked by writing, and writes are refused.
+   */
+  static async open(root: string, options: { readOnly?: boolean; ballastBytes?: number } = {}): Promise<TaskStore> {
+    if (options.readOnly) return new TaskStore(root, true);
     try {
       await mkdir(root, { recursive: true, mode: 0o700 });
     } catch (error) {
@@ -84,8 +94,8 @@ export class TaskStore {
         cause: error,
       });
     }
-    const store = new TaskStore(root);
-    await store.checkWritable();
+    const store = new TaskStore(root, false);
+    await withBallast(root, options.ballastBytes ?? 0, () => store.checkWritable());
     return store;
   }
 
@@ -93,8 +103,14 @@ export class TaskStore {
     return taskPaths(this.root, id);
   }
 
-  /** Makes the task's directory (refusing an id that exists) and writes its first record. */
-  async create(record: TaskRecord): Promise<TaskPaths> {
+  /**
+   * Makes the task's directory (refusing an id that exists), reserves the
+   * space its terminal record needs (`reserveBytes` beyond this first
+   * record's size, see reserveSpace) and writes its first record. On any
+   * failure nothing of the task is left.
+   */
+  async create(record: TaskRecord, options: { reserveBytes?: number } = {}): Promise<TaskPaths> {
+    this.assertWritable();
     const p = this.paths(record.id);
     try {
       await mkdir(p.dir, { mode: 0o700 });
@@ -104,10 +120,24 @@ export class TaskStore {
       }
       throw this.storageError(p.dir, error);
     }
-    await mkdir(p.io, { mode: 0o700 }).catch((e) => {
-      throw this.storageError(p.io, e);
-    });
-    await this.write(record);
+    try {
+      await mkdir(p.io, { mode: 0o700 }).catch((e) => {
+        throw this.storageError(p.io, e);
+      });
+      const data = `${JSON.stringify(record, null, 2)}\n`;
+      const reserves = reservePaths(p);
+      for (const [i, path] of [reserves.terminal, ...reserves.live].entries()) {
+        try {
+          reserveSpace(path, Buffer.byteLength(data) + (i === 0 ? options.reserveBytes ?? 32_768 : LIVE_RESERVE_EXTRA_BYTES));
+        } catch (error) {
+          throw this.storageError(path, error);
+        }
+      }
+      await this.write(record);
+    } catch (error) {
+      removeMade(p);
+      throw error;
+    }
     return p;
   }
 
@@ -116,6 +146,11 @@ export class TaskStore {
    * still under way, so overlapping writes never leave an older state on disk.
    */
   write(record: TaskRecord): Promise<void> {
+    try {
+      this.assertWritable();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const before = this.pending.get(record.id) ?? Promise.resolve();
     const next = before.catch(() => {}).then(() => this.writeNow(record));
     this.pending.set(record.id, next);
@@ -132,13 +167,24 @@ export class TaskStore {
    * writeFilesAtomic), after any write of those tasks still under way.
    */
   writeMany(records: readonly TaskRecord[]): Promise<void> {
+    try {
+      this.assertWritable();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const before = Promise.allSettled(records.map((r) => this.pending.get(r.id)));
     const next = before.then(async () => {
       try {
         await writeFilesAtomic(records.map((r) => ({ path: this.paths(r.id).record, data: `${JSON.stringify(r, null, 2)}\n` })));
       } catch (error) {
-        throw this.storageError(join(this.root, "tasks"), error);
+        if (!isNoSpace(error)) throw this.storageError(join(this.root, "tasks"), error);
+        // A full disk: each record goes on its own, into the space reserved for it.
+        let first: unknown = null;
+        for (const r of records) await this.writeNow(r).catch((e) => (first ??= e));
+        if (first) throw first;
+        return;
       }
+      for (const r of records) if (isTerminal(r.state)) await dropReserves(this.paths(r.id));
     });
     for (const r of records) this.pending.set(r.id, next);
     void next.catch(() => {}).finally(() => {
@@ -154,11 +200,30 @@ export class TaskStore {
 
   private async writeNow(record: TaskRecord): Promise<void> {
     const p = this.paths(record.id);
+    const data = `${JSON.stringify(record, null, 2)}\n`;
     try {
-      await writeFileAtomic(p.record, `${JSON.stringify(record, null, 2)}\n`);
+      await writeFileAtomic(p.record, data);
     } catch (error) {
+      if (!isNoSpace(error)) throw this.storageError(p.record, error);
+      // A task's output may fill the disk at any moment after it starts. The terminal record has a reserve
+      // of its own, so the live writes (running, killing) can never use up the space of the end.
+      const reserves = reservePaths(p);
+      for (const reserve of isTerminal(record.state) ? [reserves.terminal] : reserves.live) {
+        try {
+          await writeIntoReserve(reserve, p.record, data, p.dir);
+          if (isTerminal(record.state)) await dropReserves(p);
+          return;
+        } catch (reserveError) {
+          if ((reserveError as { code?: string }).code !== "ENOENT") throw this.storageError(p.record, reserveError);
+        }
+      }
       throw this.storageError(p.record, error);
     }
+    if (isTerminal(record.state)) await dropReserves(p);
+  }
+
+  private assertWritable(): void {
+    if (this.readOnly) throw new OutliveError("E_STORAGE", `The storage ${this.root} was opened read-only; nothing is written to it`);
   }
 
   /**
@@ -195,6 +260,10 @@ export class TaskStore {
       const code = (error as { code?: string }).code;
       if (code === "ELOOP") return fail("record.json is a symlink (not followed)");
       if (code === "ENOENT") return fail("record.json is missing");
+      // Out of descriptors says nothing about the record: it must not be quarantined for it.
+      if (code === "EMFILE" || code === "ENFILE") {
+        throw new OutliveError("E_STORAGE", `Cannot read the storage at ${p.record}: ${(error as Error).message}`, { cause: error });
+      }
       return fail(`record.json cannot be read: ${(error as Error).message}`);
     }
     try {
@@ -220,7 +289,13 @@ export class TaskStore {
 
   /** Ids of every task directory (including unreadable ones). */
   async ids(): Promise<string[]> {
-    return (await readdir(join(this.root, "tasks"))).filter((name) => !name.startsWith("."));
+    try {
+      return (await readdir(join(this.root, "tasks"))).filter((name) => !name.startsWith("."));
+    } catch (error) {
+      // A read-only view of a storage never made holds no tasks; a writable open made `tasks/` already.
+      if (this.readOnly && (error as { code?: string }).code === "ENOENT") return [];
+      throw error;
+    }
   }
 
   /**
@@ -244,7 +319,7 @@ export class TaskStore {
       }
       if (result.ok) records.push(result.record);
       else {
-        const quarantinedTo = result.problem.kind === "corrupt" && options.quarantine !== false
+        const quarantinedTo = result.problem.kind === "corrupt" && options.quarantine !== false && !this.readOnly
           ? await this.quarantine(id, result.problem.reason)
           : null;
         unreadable.push({ id, problem: result.problem, quarantinedTo });
@@ -279,8 +354,45 @@ export class TaskStore {
   }
 
   private storageError(path: string, error: unknown): OutliveError {
+    if (error instanceof OutliveError) return error;
     return new OutliveError("E_STORAGE", `Cannot write the storage at ${path}: ${(error as Error).message}`, {
       cause: error,
     });
   }
+}
+
+/** What a live write's reserve holds beyond the first record's size: a kill reason, a found location. */
+const LIVE_RESERVE_EXTRA_BYTES = 4096;
+
+/** The space a live task's records are written into when the disk is full (see reserveSpace): one for its end, two for live writes. */
+function reservePaths(p: TaskPaths): { terminal: string; live: string[] } {
+  return { terminal: join(p.dir, ".record.reserve"), live: [join(p.dir, ".record.reserve-live-1"), join(p.dir, ".record.reserve-live-2")] };
+}
+
+/**
+ * Takes back what `create` made, name by name: unlink and rmdir need no file
+ * descriptor, where a recursive remove (which opens the directory) fails
+ * for want of one and would leave half a task directory behind.
+ */
+function removeMade(p: TaskPaths): void {
+  const r = reservePaths(p);
+  for (const file of [p.record, r.terminal, ...r.live]) {
+    try {
+      unlinkSync(file);
+    } catch {
+      // never made
+    }
+  }
+  for (const dir of [p.io, p.dir]) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // never made, or holds what a temp write left (then it says why create failed)
+    }
+  }
+}
+
+async function dropReserves(p: TaskPaths): Promise<void> {
+  const r = reservePaths(p);
+  for (const path of [r.terminal, ...r.live]) await unlink(path).catch(() => {});
 }

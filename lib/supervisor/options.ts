@@ -3,6 +3,7 @@ import type { Placement } from "../placement/placement.ts";
 import type { PruneRule } from "../retention/choose-prune.ts";
 import { normalizeRetention } from "../retention/options.ts";
 import { PLACEMENT_NAMES, type PlacementName } from "../store/record.ts";
+import { defaultShellPath, shellPathProblem } from "../spawn/shell-path.ts";
 import { defaultStorageRoot } from "../store/storage-root.ts";
 
 export type SupervisorMode = "daemon" | "standalone";
@@ -39,6 +40,21 @@ export interface SupervisorOptions {
   cgroupBase?: string;
   /** Extra seconds a systemd scope's RuntimeMaxSec gets past the task's deadline. Default 60. */
   backstopSlackSeconds?: number;
+  /** The shell that runs `shell` tasks, as an absolute path. Default: bash where installed (it runs EXIT traps on a signal), else `/bin/sh`. */
+  shellPath?: string;
+  /**
+   * Bytes the storage keeps in `<root>/.ballast` and gives up when this
+   * supervisor opens it on a full disk, so a restart still takes the storage
+   * and stores what replay finds. Default 262144 (256 KiB) in daemon mode, 0
+   * (none) in standalone mode, whose views open read-only on a full disk instead.
+   */
+  ballastBytes?: number;
+  /**
+   * Open only to look (default false): no lock is taken and nothing is
+   * written; replay decides in memory and reports what it could not store
+   * (`replayReport.unstored`). For views of a full or read-only storage.
+   */
+  readOnly?: boolean;
   /** Where one-line notices go (placement choice, refusals). Default: stderr. */
   log?: (line: string) => void;
   /** Placement implementations to use instead of the built-in ones (tests, a daemon-owned cgroup). */
@@ -87,6 +103,11 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
   if (o.cgroupBase !== undefined && (typeof o.cgroupBase !== "string" || !o.cgroupBase.startsWith("/"))) {
     throw bad("cgroupBase", "an absolute path", o.cgroupBase);
   }
+  const shellPath = o.shellPath ?? defaultShellPath();
+  if (typeof shellPath !== "string") throw bad("shellPath", "an absolute path to an executable shell", shellPath);
+  const shellProblem = shellPathProblem(shellPath);
+  if (shellProblem) throw bad("shellPath", `an absolute path to an executable shell (${shellProblem})`, shellPath);
+  if (o.readOnly !== undefined && typeof o.readOnly !== "boolean") throw bad("readOnly", "a boolean", o.readOnly);
   if (o.log !== undefined && typeof o.log !== "function") throw bad("log", "a function", o.log);
   if (o.control !== undefined && typeof o.control !== "boolean") throw bad("control", "a boolean", o.control);
   return {
@@ -102,7 +123,10 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     replayPerTaskMs: int("replayPerTaskMs", 5000, 1),
     tailBytes: int("tailBytes", 2048, 0),
     backstopSlackSeconds: int("backstopSlackSeconds", 60, 0),
+    ballastBytes: int("ballastBytes", mode === "daemon" ? 262_144 : 0, 0),
     cgroupBase: o.cgroupBase,
+    shellPath,
+    readOnly: o.readOnly ?? false,
     log: o.log ?? ((line: string) => process.stderr.write(`outlive: ${line}\n`)),
     placements: o.placements ?? {},
     retention: normalizeRetention(o.retention),
@@ -116,8 +140,10 @@ export interface RunSpec {
   id?: string;
   /** The command as an argv: no shell is involved, arguments arrive byte for byte. */
   argv?: string[];
-  /** Or a shell string, run by `/bin/sh -c`. */
+  /** Or a shell string, run by `shellPath -c` (the supervisor's `shellPath` unless given here). */
   shell?: string;
+  /** The shell for this task's `shell` string; checked like the supervisor's `shellPath` option. */
+  shellPath?: string;
   cwd?: string;
   env?: Record<string, string>;
   /** Seconds; when they pass the task is killed and ends `timed_out`. */

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { describeValue, OutliveError } from "../errors.ts";
 import type { TaskCommand } from "../store/record.ts";
+import { shellPathProblem } from "../spawn/shell-path.ts";
 import { checkTaskId } from "../store/task-id.ts";
 import type { RunSpec } from "./options.ts";
 import { checkPtySize, type PtySize } from "../pty/size.ts";
@@ -17,7 +18,7 @@ export interface CheckedRunSpec {
 }
 
 /** Checks what `run` was given, naming the field and the value on any problem. */
-export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number }): CheckedRunSpec {
+export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number; shellPath?: string }): CheckedRunSpec {
   const bad = (name: string, expected: string, value: unknown) =>
     new OutliveError("E_BAD_OPTION", `Expected \`${name}\` to be ${expected}, got ${describeValue(value)}`);
   if (typeof spec !== "object" || spec === null) throw bad("run(spec)", "an object", spec);
@@ -31,12 +32,17 @@ export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number }):
       throw bad("argv", "a non-empty array of strings with a non-empty program", argv);
     }
     if (argv.some((a) => a.includes("\0"))) throw bad("argv", "strings without NUL bytes", argv);
+    if (spec.shellPath !== undefined) throw bad("shellPath", "absent for an argv task (no shell runs it)", spec.shellPath);
     command = { argv: [...argv] };
   } else {
+    if (spec.shellPath !== undefined && typeof spec.shellPath !== "string") throw bad("shellPath", "an absolute path to an executable shell", spec.shellPath);
     if (typeof spec.shell !== "string" || spec.shell.trim() === "" || spec.shell.includes("\0")) {
       throw bad("shell", "a non-empty command string without NUL bytes", spec.shell);
     }
-    command = { shell: spec.shell };
+    const shellPath = spec.shellPath ?? limits.shellPath ?? "/bin/sh";
+    const problem = typeof shellPath === "string" ? shellPathProblem(shellPath) : "not a string";
+    if (problem) throw bad("shellPath", `an absolute path to an executable shell (${problem})`, shellPath);
+    command = { shell: spec.shell, shellPath };
   }
   const timeout = spec.timeoutSeconds ?? null;
   if (timeout !== null && (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0 || timeout > limits.ceilingSeconds)) {

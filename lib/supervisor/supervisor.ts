@@ -27,6 +27,7 @@ import {
 import { isTerminal, SCHEMA_VERSION, type PlacementName, type TaskRecord, type TaskState } from "../store/record.ts";
 import { acquireStorageLock, releaseStorageLock } from "../store/storage-lock.ts";
 import { checkTaskId, newTaskId } from "../store/task-id.ts";
+import { fileSystemFull, fullDiskWords } from "../store/space.ts";
 import { TaskStore, type UnreadableTask } from "../store/task-store.ts";
 import { ControlServer } from "../control/server.ts";
 import { normalizePruneRule } from "../retention/options.ts";
@@ -39,6 +40,13 @@ import { KeyedTasks } from "./keyed-tasks.ts";
 import { checkRunSpec } from "./run-spec.ts";
 import { cleanUpAtStartup, forEachPlacedTask } from "./startup-cleanup.ts";
 
+/**
+ * The space a task's terminal record is kept beyond its first record's
+ * size: two output tails as JSON (up to 6 bytes a byte when escaped) and the reason.
+ */
+const RESERVE_BASE_BYTES = 8192;
+const RESERVE_PER_TAIL_BYTE = 12;
+
 /** What replay found when the supervisor opened. */
 export interface ReplayReport {
   adopted: string[];
@@ -50,6 +58,8 @@ export interface ReplayReport {
   cleanedUp: string[];
   /** Units or cgroups of this prefix with no record here: left alone (another instance may own them). */
   foreign: string[];
+  /** Opened `readOnly`: the decisions replay made in memory and did not store (the records on disk are unchanged). */
+  unstored: Array<{ id: string; state: TaskState; reason: string }>;
 }
 
 export interface KillResult {
@@ -114,6 +124,7 @@ export class Supervisor {
   /** A prune by the retention rule under way, started by an ack. */
   private pruning: Promise<void> | null = null;
   private closed = false;
+  private replayIndex: Map<string, TaskRecord[]> | null = null;
 
   private constructor(
     options: NormalizedOptions,
@@ -134,16 +145,22 @@ export class Supervisor {
   /** Takes the storage, records this incarnation, chooses a placement, replays every task. */
   static async open(input: SupervisorOptions = {}): Promise<Supervisor> {
     const options = normalizeOptions(input);
-    const store = await TaskStore.open(options.storage);
+    const store = await TaskStore.open(options.storage, { readOnly: options.readOnly, ballastBytes: options.ballastBytes });
     const incarnation = currentIncarnation();
-    await acquireStorageLock(store.root, incarnation);
+    // A read-only view takes no lock: it changes nothing, so it cannot race the holder.
+    if (!options.readOnly) await acquireStorageLock(store.root, incarnation);
     try {
-      await saveIncarnation(store.root, incarnation);
+      if (!options.readOnly) await saveIncarnation(store.root, incarnation);
       const placements = makePlacements(options.prefix, options.cgroupBase, options.placements);
       const chosen = await choosePlacement(placements, options.placement, options.mode);
       options.log(`placement ${chosen.reason}`);
       const sup = new Supervisor(options, store, incarnation, placements, chosen);
       await sup.replay();
+      // A view changes nothing and serves no one: no pruning, no control channel.
+      if (options.readOnly) {
+        sup.retainedAtOpen = { removed: [], incarnationsRemoved: 0 };
+        return sup;
+      }
       // Pruning is housekeeping: a storage it cannot tidy is still opened, and says why once.
       sup.retainedAtOpen = await retainAtOpen(sup.retentionHost(), options.retention).catch((error) => {
         options.log(`pruning at open by the retention rule failed: ${(error as Error).message}`);
@@ -152,7 +169,7 @@ export class Supervisor {
       if (options.control) sup.control = await ControlServer.start(store.root, sup.controlTarget(), options.log);
       return sup;
     } catch (error) {
-      await releaseStorageLock(store.root, incarnation);
+      if (!options.readOnly) await releaseStorageLock(store.root, incarnation);
       throw error;
     }
   }
@@ -171,6 +188,7 @@ export class Supervisor {
   }
 
   private async start(spec: RunSpec): Promise<TaskRecord> {
+    this.assertWritable();
     const checked = checkRunSpec(spec, this.options);
     // The key moves to the new generation before anything else happens, so a predecessor is stale from here on.
     const keyed = checked.key === null ? null : this.keyed.begin(checked.key);
@@ -214,7 +232,7 @@ export class Supervisor {
     // The record exists before the process does: a crash from here on leaves a `starting` record replay can explain.
     let paths;
     try {
-      paths = await this.store.create(record);
+      paths = await this.store.create(record, { reserveBytes: RESERVE_BASE_BYTES + RESERVE_PER_TAIL_BYTE * this.options.tailBytes });
     } catch (error) {
       if (keyed) this.keyed.failed(keyed.handle, error as Error);
       throw error;
@@ -327,6 +345,11 @@ export class Supervisor {
   kill(id: string, options: { graceMs?: number; reason?: string; state?: "killed" | "timed_out" } = {}): Promise<KillResult> {
     const record = this.get(id);
     if (isTerminal(record.state)) return Promise.resolve({ record, how: "terminal" });
+    try {
+      this.assertWritable();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const running = this.killing.get(id);
     if (running) return running;
     const killing = this.runLadder(record, options).finally(() => this.killing.delete(id));
@@ -346,6 +369,7 @@ export class Supervisor {
       throw new OutliveError("E_NO_TASK", `Task ${id} is ${record.state}; only a finished task can be acknowledged`);
     }
     if (record.acknowledgedAt) return record;
+    this.assertWritable();
     const acked = { ...record, acknowledgedAt: new Date().toISOString() };
     await this.store.write(acked);
     this.records.set(id, acked);
@@ -362,6 +386,7 @@ export class Supervisor {
    */
   async remove(ids: string | string[]): Promise<string[]> {
     this.assertOpen();
+    this.assertWritable();
     return removeByName(this.retentionHost(), typeof ids === "string" ? [ids] : ids);
   }
 
@@ -373,6 +398,7 @@ export class Supervisor {
    */
   async prune(rule: { olderThanSeconds?: number; keep?: number } = {}): Promise<PruneResult> {
     this.assertOpen();
+    this.assertWritable();
     return prune(this.retentionHost(), normalizePruneRule(rule, "prune", { olderThanSeconds: 0, keep: 0 }), "now");
   }
 
@@ -424,6 +450,7 @@ export class Supervisor {
   /** Ends every task of this storage, and every unit or cgroup of this prefix whose record is here. */
   async stopAll(reason = "stopped by stop-all"): Promise<TaskRecord[]> {
     this.assertOpen();
+    this.assertWritable();
     const live = this.list().filter((r) => !isTerminal(r.state));
     await Promise.all(live.map((r) => this.kill(r.id, { reason }).catch(() => {})));
     await forEachPlacedTask(Object.values(this.placements), this.placement, async (placement, id) => {
@@ -455,7 +482,7 @@ export class Supervisor {
     await this.store.flush();
     this.queue.close();
     await Promise.all(Object.values(this.placements).map((p) => p.flush().catch(() => {})));
-    await releaseStorageLock(this.store.root, this.incarnation);
+    if (!this.options.readOnly) await releaseStorageLock(this.store.root, this.incarnation);
   }
 
   // ---- replay --------------------------------------------------------------
@@ -469,11 +496,13 @@ export class Supervisor {
           this.options.log(`ending ${id}, superseded by generation ${by}, failed: ${(e as Error).message}`));
       },
     });
-    const report: ReplayReport = { adopted: [], finished: [], unchanged: [], deferred: [], unreadable, cleanedUp: [], foreign: [] };
+    const report: ReplayReport = { adopted: [], finished: [], unchanged: [], deferred: [], unreadable, cleanedUp: [], foreign: [], unstored: [] };
+    if (this.options.readOnly) return this.replayInMemory(records, report);
+    this.replayIndex = incarnationIndex(records);
     const items = await replayAll(records, (r) => this.evidence(r), {
       concurrency: this.options.replayConcurrency,
       perTaskMs: this.options.replayPerTaskMs,
-    });
+    }).finally(() => (this.replayIndex = null));
     const toFinish: Array<{ record: TaskRecord; decision: Extract<ReplayDecision, { kind: "finish" }> }> = [];
     for (const { record, decision } of items) {
       if (decision.kind === "deferred") {
@@ -520,6 +549,44 @@ export class Supervisor {
     this.replayReport = report;
   }
 
+  /**
+   * Replay for a read-only view: every decision is made as in a normal
+   * replay, held in memory and reported as unstored; nothing is written,
+   * signalled, watched or cleaned up.
+   */
+  private async replayInMemory(records: TaskRecord[], report: ReplayReport): Promise<void> {
+    this.replayIndex = incarnationIndex(records);
+    const items = await replayAll(records, (r) => this.evidence(r), {
+      concurrency: this.options.replayConcurrency,
+      perTaskMs: this.options.replayPerTaskMs,
+    }).finally(() => (this.replayIndex = null));
+    for (const { record, decision } of items) {
+      if (decision.kind === "deferred") report.deferred.push({ id: record.id, reason: decision.reason });
+      else if (decision.kind === "unchanged") report.unchanged.push(record.id);
+      else if (decision.kind === "adopt") {
+        report.adopted.push(record.id);
+        if (decision.found) {
+          const found = decision.found;
+          this.records.set(record.id, { ...record, state: "running", pid: found.pid, pgid: found.pid, startTime: found.startTime, location: found.location });
+          report.unstored.push({ id: record.id, state: "running", reason: "found running in its own unit or cgroup" });
+        }
+      } else {
+        const done = await this.terminal(record, decision);
+        if (!done) continue;
+        report.finished.push({ id: done.id, state: done.state, exitCode: done.exitCode, reason: done.reason ?? "" });
+        report.unstored.push({ id: done.id, state: done.state, reason: done.reason ?? "" });
+      }
+    }
+    report.finished.sort((a, b) => a.id.localeCompare(b.id));
+    this.replayReport = report;
+  }
+
+  private assertWritable(): void {
+    if (this.options.readOnly) {
+      throw new OutliveError("E_READ_ONLY", `This supervisor opened the storage ${this.store.root} read-only; open one without \`readOnly\` to run, kill, acknowledge or remove tasks`);
+    }
+  }
+
   private evidence(record: TaskRecord) {
     return gatherEvidence(record, {
       paths: this.store.paths(record.id),
@@ -527,7 +594,15 @@ export class Supervisor {
       bootIdNow: this.bootIdNow,
       restartedAt: this.incarnation.startedAt,
       spawnerAlive: (incId) => this.incarnationAlive(incId),
+      otherTasks: (r) => this.siblingsOf(r),
     });
+  }
+
+  /** The other tasks of the incarnation that spawned `record`, as recorded (pid and start time). */
+  private siblingsOf(record: TaskRecord): Array<{ pid: number; startTime: string }> {
+    // Replay asks for thousands of records at once: one index for all of them, not a scan each.
+    const index = this.replayIndex ?? incarnationIndex(this.records.values());
+    return (index.get(record.incarnation) ?? []).filter((r) => r.id !== record.id).map((r) => ({ pid: r.pid!, startTime: r.startTime! }));
   }
 
   /**
@@ -539,9 +614,10 @@ export class Supervisor {
     const known = this.deadIncarnations.get(id);
     if (known) return known;
     const answer = loadIncarnation(this.store.root, id).then((inc) => (inc ? incarnationAlive(inc, this.bootIdNow) : null));
+    // The failure (EMFILE reading /proc, say) is the caller's to report; this side branch must not be an unhandled rejection.
     void answer.then((alive) => {
       if (alive === false) this.deadIncarnations.set(id, answer);
-    });
+    }, () => {});
     return answer;
   }
 
@@ -742,11 +818,12 @@ export class Supervisor {
     const current = this.records.get(record.id);
     if (current && isTerminal(current.state)) return null;
     const output = await summarizeOutput(this.store.paths(record.id), this.options.tailBytes);
+    const full = output.lastOutputAt !== null && fileSystemFull(this.store.root);
     const done: TaskRecord = {
       ...(current ?? record),
       state: end.state,
       exitCode: end.exitCode,
-      reason: end.reason,
+      reason: `${end.reason}${fullDiskWords(full, this.store.root)}`,
       finishedAt: new Date().toISOString(),
       lastOutputAt: output.lastOutputAt,
       outputTail: output.tail,
@@ -770,4 +847,16 @@ export class Supervisor {
   private assertOpen(): void {
     if (this.closed) throw new OutliveError("E_CLOSED", "This supervisor was closed; open a new one");
   }
+}
+
+/** Records with a recorded process, by the incarnation that spawned them. */
+function incarnationIndex(records: Iterable<TaskRecord>): Map<string, TaskRecord[]> {
+  const index = new Map<string, TaskRecord[]>();
+  for (const r of records) {
+    if (r.pid === null || r.startTime === null || isTerminal(r.state)) continue;
+    const list = index.get(r.incarnation);
+    if (list) list.push(r);
+    else index.set(r.incarnation, [r]);
+  }
+  return index;
 }

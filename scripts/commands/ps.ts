@@ -30,12 +30,17 @@ export async function psCommand(args: string[]): Promise<number> {
       tasks: records.map(taskSummary),
       unreadable: view.unreadable,
       holder: view.holder ? { ...view.holder, controlChannel: served } : null,
+      notWritable: view.notWritable,
+      unstored: view.unstored,
     }, null, 2));
     return 0;
   }
   if (view.holder) {
     const h = view.holder;
     console.log(`(held by supervisor pid ${h.pid}, incarnation ${h.id}, since ${h.startedAt}; ${served ? "commands go through its control channel" : "it serves no control channel: commands wait for it"})`);
+  }
+  if (view.notWritable) {
+    console.log(`(the storage cannot be written, ${view.notWritable}; shown as replay decided it, not stored: ${view.unstored.map((u) => u.id).join(", ") || "nothing to store"})`);
   }
   console.log(taskTable(records));
   for (const u of view.unreadable) {

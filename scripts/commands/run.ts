@@ -5,7 +5,7 @@ import { reachStorage } from "./reach.ts";
 import { taskSummary } from "./task-table.ts";
 import { UsageError } from "./usage-error.ts";
 
-export const RUN_HELP = `usage: outlive run [--id ID] [--cwd DIR] [--env NAME=VALUE]… [--key KEY] [--timeout SECONDS] [--memory-max BYTES] [--pty [--cols C --rows R]] [--shell STRING | -- CMD ARG…]
+export const RUN_HELP = `usage: outlive run [--id ID] [--cwd DIR] [--env NAME=VALUE]… [--key KEY] [--timeout SECONDS] [--memory-max BYTES] [--pty [--cols C --rows R]] [--shell STRING [--shell-path PATH] | -- CMD ARG…]
 
 Starts a task and prints its id once it runs. The task outlives this command. When a
 supervisor holds the storage, it starts the task (through its control channel), with
@@ -16,7 +16,8 @@ its own environment plus --env.
   --key KEY          one task per key: a live task under KEY is superseded (killed) (default: none)
   --timeout SECONDS  end the task as timed_out after this long (default: the 24 h ceiling)
   --memory-max BYTES cap its memory (cgroup placements only)
-  --shell STRING     run STRING with /bin/sh -c instead of an argv
+  --shell STRING     run STRING with a shell (-c) instead of an argv
+  --shell-path PATH  the shell for --shell (default: bash where installed, else /bin/sh)
   --pty              run it on a terminal held inside its placement (see send, resize, attach)
   --cols C, --rows R that terminal's size (default 80 x 24)
 ${SUPERVISOR_FLAGS_HELP}`;
@@ -34,11 +35,13 @@ export async function runCommand(args: string[]): Promise<number> {
     pty: { type: "boolean" },
     cols: { type: "string" },
     rows: { type: "string" },
+    "shell-path": { type: "string" },
   });
   if (values.help) return help(RUN_HELP);
   if ((values.shell === undefined) === (positionals.length === 0)) {
     throw new UsageError("run needs a command: --shell STRING or -- CMD ARG…, not both");
   }
+  if (values["shell-path"] !== undefined && values.shell === undefined) throw new UsageError("--shell-path goes with --shell STRING");
   const env: Record<string, string> = {};
   for (const pair of (values.env as unknown as string[] | undefined) ?? []) {
     const eq = pair.indexOf("=");
@@ -57,7 +60,7 @@ export async function runCommand(args: string[]): Promise<number> {
     timeoutSeconds: values.timeout === undefined ? undefined : number("--timeout", values.timeout),
     memoryMaxBytes: values["memory-max"] === undefined ? undefined : number("--memory-max", values["memory-max"]),
     pty,
-    ...(values.shell !== undefined ? { shell: values.shell } : { argv: positionals }),
+    ...(values.shell !== undefined ? { shell: values.shell, shellPath: values["shell-path"] } : { argv: positionals }),
   };
   const record = await reachStorage(supervisorOptions(values), {
     direct: (sup) => sup.run(spec),

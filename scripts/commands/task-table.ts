@@ -14,6 +14,8 @@ export function taskSummary(r: TaskRecord) {
     location: r.location.unit ?? r.location.cgroup ?? null,
     key: r.key,
     command: "argv" in r.command ? r.command.argv : r.command.shell,
+    // A record from before shellPath was kept ran /bin/sh.
+    shellPath: "argv" in r.command ? null : r.command.shellPath ?? "/bin/sh",
     lastOutputAt: r.lastOutputAt,
     acknowledgedAt: r.acknowledgedAt,
   };

@@ -143,6 +143,35 @@ describe.each(PLACEMENT_NAMES.map((n) => [n, placements[n]] as [PlacementName, P
     }
   });
 
+  it.skipIf(skip)("a shell task in the default shell runs a plain EXIT trap (no TERM trap) on the kill ladder and at the watchdog's deadline", async () => {
+    const sup = await open(name);
+    const byKill = join(sup.store.root, "trap-kill");
+    const byDeadline = join(sup.store.root, "trap-deadline");
+    let late: string;
+    try {
+      expect(sup.options.shellPath).toMatch(/\/bash$/);
+      const t = await sup.run({ shell: `trap 'echo ran > ${byKill}' EXIT; sleep 61` });
+      expect(t.command).toMatchObject({ shellPath: sup.options.shellPath });
+      await waitFor("`sleep 61` to run in the task's group", () => groupRuns(t.pgid!, "sleep\x0061\x00"), 20_000, 10);
+      const { how, record } = await sup.kill(t.id);
+      expect(how).toBe("term");
+      expect(record.state).toBe("killed");
+      expect(readFileSync(byKill, "utf8")).toBe("ran\n");
+      // No supervisor is alive at the deadline: the wrapper's watchdog alone ends the task.
+      late = (await sup.run({ shell: `trap 'echo ran > ${byDeadline}' EXIT; sleep 62`, timeoutSeconds: 1 })).id;
+    } finally {
+      await sup.close();
+    }
+    await waitFor("the watchdog's TERM and the EXIT trap", () => existsSync(byDeadline), 20_000);
+    expect(readFileSync(byDeadline, "utf8")).toBe("ran\n");
+    const next = await open(name, sup.store.root);
+    try {
+      expect(await next.wait(late)).toMatchObject({ state: "timed_out", exitCode: 143 });
+    } finally {
+      await next.close();
+    }
+  });
+
   it.skipIf(skip)(name === "process-group" ? "cannot reach processes that left the group (reported, then cleaned up by pid)" : "leaves nothing behind, escaped processes included", async () => {
     const sup = await open(name);
     const pidFile = join(sup.store.root, "escaped-pids");

@@ -87,12 +87,37 @@ describe("decideReplay: the decision table", () => {
     expect(d).toMatchObject({ state: "lost", reason: expect.stringContaining("the host rebooted") });
   });
 
-  it("shared the dead supervisor's cgroup: killed with it, at the restart", () => {
+  it("shared the dead supervisor's cgroup, and that cgroup was killed or removed: killed with it, at the restart", () => {
     const shared = record({ placement: "process-group", location: { cgroup: "/daemon/module.service" } });
-    const d = decideReplay(shared, evidence());
-    expect(d).toMatchObject({ state: "lost", reason: expect.stringContaining("killed with the supervisor's cgroup when the supervisor restarted at 2026-11-30T10:04:00.000Z") });
+    for (const spawnerCgroup of [{ kind: "emptied" as const }, { kind: "removed" as const }]) {
+      const d = decideReplay(shared, evidence({ spawnerCgroup }));
+      expect(d).toMatchObject({ state: "lost", reason: expect.stringContaining("killed with the supervisor's cgroup when the supervisor restarted at 2026-11-30T10:04:00.000Z") });
+    }
+    expect(decideReplay(shared, evidence({ spawnerCgroup: { kind: "removed" } }))).toMatchObject({ reason: expect.stringContaining("that cgroup is gone") });
     // The same task while its supervisor still lives did not die with it.
-    expect(decideReplay(shared, evidence({ spawnerAlive: true }))).toMatchObject({ reason: expect.stringContaining("ended without an exit code") });
+    expect(decideReplay(shared, evidence({ spawnerAlive: true, spawnerCgroup: { kind: "emptied" } }))).toMatchObject({ reason: expect.stringContaining("ended without an exit code") });
+  });
+
+  it("shared the dead supervisor's cgroup, but nothing shows that cgroup was killed: a signal outlive did not send", () => {
+    const shared = record({ placement: "process-group", location: { cgroup: "/daemon/module.service" } });
+    const cases: Array<[ReplayEvidence["spawnerCgroup"], string]> = [
+      [{ kind: "root" }, "it shared the root cgroup, which nothing kills"],
+      [{ kind: "survivors", detail: "pid 17, older than the task, still runs there" }, "that cgroup was not killed (pid 17, older than the task, still runs there)"],
+      [{ kind: "unknown", why: "no cgroup v2 mount to look in" }, "whether that cgroup was killed is unknown (no cgroup v2 mount to look in)"],
+      [null, ""],
+      [undefined, ""],
+    ];
+    for (const [spawnerCgroup, words] of cases) {
+      const d = decideReplay(shared, evidence({ spawnerCgroup }));
+      expect(d).toMatchObject({ state: "lost", reason: expect.stringContaining("ended without an exit code (no exit code: killed by a signal outlive did not send, such as SIGKILL)") });
+      expect(d).not.toMatchObject({ reason: expect.stringContaining("killed with the supervisor's cgroup") });
+      expect((d as { reason: string }).reason).toContain(words);
+    }
+  });
+
+  it("a cgroup of its own never reads as killed with the supervisor's, whatever that cgroup shows", () => {
+    const d = decideReplay(record(), evidence({ spawnerCgroup: { kind: "emptied" } }));
+    expect(d).toMatchObject({ state: "lost", reason: expect.stringContaining("ended without an exit code") });
   });
 
   it("otherwise: ended without an exit code — never 'fate unknown' — with the last output time", () => {

@@ -1,0 +1,45 @@
+/**
+ * `outlive/harness`: write scenarios of your own — a bug report as steps
+ * and checks — and run them with `npx outlive scenario run FILE` in a real
+ * systemd container, against outlive's module or your own supervisor.
+ *
+ * @example
+ * ```ts
+ * import { defineScenario } from "outlive/harness";
+ *
+ * export default defineScenario({
+ *   name: "my-bug",
+ *   summary: "a task started before a restart is still running after it",
+ *   async inside(ctx) {
+ *     const d = ctx.daemon();
+ *     await d.start();
+ *     const t = await d.run({ id: "dev", shell: "sleep 30" });
+ *     await d.restart("restart");
+ *     const now = (await d.request("get", { id: t.id })).task;
+ *     ctx.check("still running after the restart", now.state === "running", now);
+ *     await d.stop("disable");
+ *   },
+ * });
+ * ```
+ */
+export { defineScenario, DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario } from "./scenario/define.ts";
+export { ScenarioSkip } from "./scenario/skip.ts";
+export type { ScenarioContext } from "./scenario/context.ts";
+export type { ScenarioDaemon } from "./scenario/scenario-daemon.ts";
+export { DaemonSimulator, type DaemonModule, type RestartMark, type SimulatorOptions } from "./daemon/simulator.ts";
+export type { ForeignModule } from "./daemon/foreign-module.ts";
+export type { ForeignModuleSpec } from "./daemon/foreign-spec.ts";
+export type { ModuleProcess } from "./module-client.ts";
+export type { Check, Mark, ScenarioReport, TaskFacts, Verdict } from "./scenario/report.ts";
+export { judge, type Judgement, type Outcome } from "./scenario/judge.ts";
+/**
+ * zx's `$` (also `ctx.$`), for driving a tool's CLI inside the container.
+ *
+ * @example
+ * ```ts
+ * import { $ } from "outlive/harness";
+ * const out = await $`echo hello`;
+ * console.log(out.stdout); // "hello\n"
+ * ```
+ */
+export { $ } from "zx";

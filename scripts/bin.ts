@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+/**
+ * The `outlive` command as installed: loads the CLI by a dynamic import, so
+ * that a load the system refuses (too few file descriptors under a low
+ * `ulimit -n`: Node opens the modules in parallel) ends in one line with
+ * the errno and exit 1, not a stack trace.
+ */
+try {
+  await import("./outlive.ts");
+} catch (error) {
+  const errno = (error as { code?: unknown }).code;
+  if (typeof errno !== "string" || !/^E[A-Z0-9]+$/.test(errno)) throw error;
+  const hint = errno === "EMFILE" || errno === "ENFILE" ? "; raise the open-file limit (ulimit -n)" : "";
+  console.error(`outlive: could not load the CLI: ${(error as Error).message} [${errno}]${hint}`);
+  process.exitCode = 1;
+}
