@@ -30,6 +30,20 @@ async function onScreen(target: string, pattern: RegExp): Promise<void> {
   if (!(await waitUntil(() => pattern.test(screen(target)), 10_000, 50))) throw new Error(`no ${pattern} on screen:\n${screen(target)}`);
 }
 const logs = (id: string) => outlive("logs", id).out;
+/**
+ * `stty size` in the attached terminal until it shows ROWS COLS: attach applies the user's size
+ * with stty on the pts a moment after it starts or sees SIGWINCH, and a loaded machine may run
+ * the keys first. Fails with the screen if the size never arrives.
+ */
+async function sizeShows(target: string, rows: number, cols: number): Promise<void> {
+  const want = new RegExp(`^${rows} ${cols}$`, "m");
+  const ok = await waitUntil(() => {
+    if (want.test(screen(target))) return true;
+    tmux("send-keys", "-t", target, "clear; stty size", "Enter");
+    return false;
+  }, 10_000, 500);
+  if (!ok) throw new Error(`the terminal never showed ${rows} ${cols}:\n${screen(target)}`);
+}
 
 it("a PTY task started by one CLI call takes input from the next, also after replay", async () => {
   expect(outlive("run", "--pty", "--cols", "90", "--rows", "20", "--id", "cli", "--", "bash", "--norc", "--noprofile", "-i").code).toBe(0);
@@ -53,13 +67,9 @@ it.skipIf(!hasTmux)("attach: raw keys in, output out, follows the terminal's siz
   expect(outlive("run", "--pty", "--id", "att", "--", "bash", "--norc", "--noprofile", "-i").code).toBe(0);
   const attach = `${process.execPath} ${CLI} attach att --storage ${storage}; echo ATTACH_RC=$?; sleep 60`;
   expect(tmux("new-session", "-d", "-s", "one", "-x", "100", "-y", "30", attach).status).toBe(0);
-  await waitUntil(() => false, 300, 50); // let attach take the terminal before the first keys
-  tmux("send-keys", "-t", "one", "stty size", "Enter");
-  await onScreen("one", /^30 100$/m);
+  await sizeShows("one", 30, 100);
   tmux("resize-window", "-t", "one", "-x", "120", "-y", "40");
-  await waitUntil(() => false, 200, 50);
-  tmux("send-keys", "-t", "one", "stty size", "Enter");
-  await onScreen("one", /^40 120$/m);
+  await sizeShows("one", 40, 120);
   tmux("send-keys", "-t", "one", "C-]");
   await onScreen("one", /detached from att; it runs on[\s\S]*ATTACH_RC=0/);
   expect(JSON.parse(outlive("wait", "att", "--timeout", "0", "--json").out).state).toBe("running");
