@@ -2,7 +2,7 @@ import type { TaskCommand } from "../store/record.ts";
 
 /**
  * The shell program every task runs in: `/bin/sh -c WRAPPER outlive-task
- * ENTER DEADLINE GRACE TIMED_OUT_FILE MODE CMD…`.
+ * ENTER DEADLINE GRACE TIMED_OUT_FILE TRIM MAXOUT MODE CMD…`.
  *
  * - ENTER: a `cgroup.procs` file to move itself into before any user code
  *   runs (empty for none). Exit 125 if that fails, so a task never runs
@@ -24,11 +24,15 @@ import type { TaskCommand } from "../store/record.ts";
  *   stops heeding TERM, so a wrapper never waits on a watchdog that is
  *   ending the group (and would KILL the wrapper before its marker).
  * - `sh -c -- "$1"`: a shell string that begins with `-` is the command, not options to sh.
+ * - TRIM (empty for none): the output trimmer's program (lib/output), run
+ *   beside the command with MAXOUT and the io directory (TIMED_OUT_FILE's),
+ *   ended and reaped once the command is over, so its last trim lands
+ *   before the exit marker.
  * - A TERM to the wrapper only waits for the command, so a kill still leaves
  *   an exit marker when the command itself exits on TERM.
  */
-export const WRAPPER_SCRIPT = `enter=$1 deadline=$2 grace=$3 timedout=$4 mode=$5
-shift 5
+export const WRAPPER_SCRIPT = `enter=$1 deadline=$2 grace=$3 timedout=$4 trim=$5 maxout=$6 mode=$7
+shift 7
 if [ -n "$enter" ]; then
   echo $$ > "$enter" || { echo "outlive: could not enter the task's cgroup ($enter)" >&2; exit 125; }
 fi
@@ -46,6 +50,11 @@ if [ "$deadline" -gt 0 ]; then
   ) 3>&- </dev/null >/dev/null 2>&1 &
   wd=$!
 fi
+tr=
+if [ -n "$trim" ]; then
+  /bin/sh -c "$trim" outlive-trim "$maxout" "\${timedout%/*}" 3>&- </dev/null >/dev/null 2>&1 &
+  tr=$!
+fi
 trap 'got_term=1' TERM
 if [ "$mode" = shell ]; then
   /bin/sh -c -- "$1" 3>&-
@@ -54,6 +63,7 @@ else
 fi
 rc=$?
 if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd; fi
+if [ -n "$tr" ]; then kill $tr 2>/dev/null; wait $tr; fi
 echo "$rc" >&3
 exit "$rc"`;
 
@@ -68,6 +78,8 @@ export interface WrapperArgs {
   deadlineSeconds: number;
   graceMs: number;
   timedOutFile: string;
+  /** The output trimmer and its bound per stream, or null to keep all output. */
+  trim?: { script: string; maxBytes: number } | null;
 }
 
 /**
@@ -94,6 +106,8 @@ export function wrapperArgv(a: WrapperArgs): string[] {
     String(Math.max(0, Math.ceil(a.deadlineSeconds))),
     (a.graceMs / 1000).toFixed(3),
     a.timedOutFile,
+    a.trim?.script ?? "",
+    String(a.trim?.maxBytes ?? 0),
     ...tail,
   ];
 }

@@ -1,0 +1,62 @@
+/**
+ * The shell program that keeps a task's output files bounded, run by the
+ * wrapper beside the command, in the task's own group and cgroup, so it
+ * lives exactly as long as the task and dies with the task's kill:
+ * `/bin/sh -c TRIM_SCRIPT outlive-trim MAX IO_DIR`.
+ *
+ * - Offsets stay absolute for the life of the task (the file's size is
+ *   everything ever written), and the oldest bytes are freed by punching
+ *   holes at the head (`fallocate --punch-hole`), so the task's O_APPEND
+ *   writes are never blocked, moved or truncated under it.
+ * - Before each punch it records the new dropped-up-to offset in
+ *   `STREAM.dropped` (temp file + rename): a reader that finds that offset
+ *   above what it just read knows those bytes may be zeros and were lost.
+ *   Written first, so no punched byte is ever passed off as output.
+ * - Only whole 4096-byte blocks are cut, so at least MAX bytes stay.
+ * - It checks every 100 ms while a file grows, backing off to 1.6 s while
+ *   both are quiet: an idle task costs a fork every 1.6 s.
+ * - On TERM (the wrapper when the command ends, or the kill's group TERM)
+ *   it ends its sleep with KILL and reaps it (as the watchdog does: no
+ *   orphan lingers in the group), trims once more, and exits.
+ * - A file system that cannot punch holes leaves the files whole; the
+ *   trimmer then writes why in `io/trim-failed` and stops trying (the dropped marker it
+ *   wrote then only makes readers skip bytes that are still there, never
+ *   read a hole).
+ */
+export const TRIM_SCRIPT = `max=$1 io=$2
+umask 077
+s= nap=0.1 d_stdout=0 d_stderr=0 z_stdout=0 z_stderr=0 grew=
+trim() {
+  size=$(stat -c %s "$io/$1" 2>/dev/null) || return 0
+  eval "was=\\$z_$1 done=\\$d_$1"
+  [ "$size" = "$was" ] || grew=1
+  eval "z_$1=$size"
+  cut=$(( (size - max) / 4096 * 4096 ))
+  [ "$cut" -gt "$done" ] || return 0
+  printf '%s\\n' "$cut" > "$io/$1.dropped.tmp" && mv -f "$io/$1.dropped.tmp" "$io/$1.dropped" || return 0
+  if fallocate --punch-hole --offset "$done" --length $((cut - done)) "$io/$1" 2>/dev/null; then
+    eval "d_$1=$cut"
+  else
+    echo "fallocate --punch-hole failed on $io/$1" > "$io/trim-failed"
+    exit 0
+  fi
+}
+trap 'if [ -n "$s" ]; then kill -KILL $s 2>/dev/null; wait $s; fi; trim stdout; trim stderr; exit 0' TERM
+while :; do
+  grew=
+  trim stdout
+  trim stderr
+  if [ -n "$grew" ]; then nap=0.1
+  else case $nap in 0.1) nap=0.2;; 0.2) nap=0.4;; 0.4) nap=0.8;; *) nap=1.6;; esac
+  fi
+  sleep $nap </dev/null >/dev/null 2>&1 &
+  s=$!
+  wait $s
+  s=
+done`;
+
+/** The trimmer's `$0`: how it is told from the task's own processes. */
+export const TRIM_NAME = "outlive-trim";
+
+/** The smallest bound: one block of the file system, the unit a hole is punched in. */
+export const MIN_OUTPUT_BYTES = 4096;
