@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -43,8 +43,14 @@ describe("outlive logs", () => {
   });
 
   it("--both prefixes each line by its stream; --tail N starts at the last N lines", async () => {
-    const task = await sup.run({ shell: "seq 1 10; echo warn >&2; sleep 0.3; echo more; echo late >&2" });
-    const both = await outliveAsync("logs", task.id, "--follow", "--both", "--tail", "2").done;
+    const go = join(storage, "go");
+    const task = await sup.run({ shell: `seq 1 10; echo warn >&2; while [ ! -e ${go} ]; do sleep 0.02; done; echo more; echo late >&2` });
+    const stderrFile = join(storage, "tasks", task.id, "io", "stderr");
+    await waitFor("the task to write its first part", () => readFileSync(stderrFile, "utf8") === "warn\n");
+    const follower = outliveAsync("logs", task.id, "--follow", "--both", "--tail", "2");
+    await waitFor("the follower to print the tail", () => follower.out().includes("[stderr] warn\n"));
+    writeFileSync(go, "");
+    const both = await follower.done;
     expect(both.code).toBe(0);
     const lines = both.out.trimEnd().split("\n");
     expect(lines.filter((l) => l.startsWith("[stdout] "))).toEqual(["[stdout] 9", "[stdout] 10", "[stdout] more"]);
