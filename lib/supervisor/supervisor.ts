@@ -348,7 +348,29 @@ export class Supervisor {
    * offsets are absolute for the task's life, so a follower that stored
    * where it stopped resumes there in the next incarnation, losing and
    * repeating nothing; bytes the output bound dropped first arrive as a
-   * chunk with `missed` set. Ends at once when the supervisor closes.
+   * chunk with `missed` set. When the supervisor closes first, it fails
+   * with `E_CLOSED` rather than end as if the output were complete.
+   *
+   * @example
+   * ```ts
+   * import { mkdtempSync, rmSync } from "node:fs";
+   * import { tmpdir } from "node:os";
+   * import { join } from "node:path";
+   * import { Supervisor } from "./supervisor.ts";
+   * const storage = mkdtempSync(join(tmpdir(), "outlive-output-example-"));
+   * const sup = await Supervisor.open({ storage, maxOutputBytes: 1024 * 1024 });
+   * const task = await sup.run({ shell: "echo one; sleep 0.2; echo two" });
+   * let next = 0; // store this: the next incarnation passes it as `from`
+   * for await (const chunk of sup.output(task.id)) {
+   *   process.stdout.write(chunk.data); // "one
+", then "two
+"
+   *   next = chunk.offset + chunk.missed + chunk.data.byteLength;
+   * }
+   * console.log(next, sup.get(task.id).outputBytes); // 8 { stdout: 8, stderr: 0 }
+   * await sup.close();
+   * rmSync(storage, { recursive: true });
+   * ```
    */
   output(id: string, options: OutputOptions = {}): AsyncIterable<OutputChunk> {
     const request = checkOutputOptions(options);
