@@ -13,8 +13,10 @@
  *   above what it just read knows those bytes may be zeros and were lost.
  *   Written first, so no punched byte is ever passed off as output.
  * - Only whole 4096-byte blocks are cut, so at least MAX bytes stay.
- * - It checks every 100 ms while a file grows, backing off to 1.6 s while
- *   both are quiet: an idle task costs a fork every 1.6 s.
+ * - It checks every 100 ms while a file grows, every 20 ms while one grows
+ *   by a quarter of the bound or more between checks (a task writing at
+ *   disk speed), and backs off to 1.6 s while both are quiet: an idle task
+ *   costs two forks every 1.6 s.
  * - On TERM (the wrapper when the command ends, or the kill's group TERM)
  *   it ends its sleep with KILL and reaps it (as the watchdog does: no
  *   orphan lingers in the group), trims once more, and exits.
@@ -25,11 +27,12 @@
  */
 export const TRIM_SCRIPT = `max=$1 io=$2
 umask 077
-s= nap=0.1 d_stdout=0 d_stderr=0 z_stdout=0 z_stderr=0 grew=
+s= nap=0.1 d_stdout=0 d_stderr=0 z_stdout=0 z_stderr=0 grew= fast=
 trim() {
   size=$(stat -c %s "$io/$1" 2>/dev/null) || return 0
   eval "was=\\$z_$1 done=\\$d_$1"
   [ "$size" = "$was" ] || grew=1
+  [ $((size - was)) -lt $((max / 4)) ] || fast=1
   eval "z_$1=$size"
   cut=$(( (size - max) / 4096 * 4096 ))
   [ "$cut" -gt "$done" ] || return 0
@@ -43,10 +46,11 @@ trim() {
 }
 trap 'if [ -n "$s" ]; then kill -KILL $s 2>/dev/null; wait $s; fi; trim stdout; trim stderr; exit 0' TERM
 while :; do
-  grew=
+  grew= fast=
   trim stdout
   trim stderr
-  if [ -n "$grew" ]; then nap=0.1
+  if [ -n "$fast" ]; then nap=0.02
+  elif [ -n "$grew" ]; then nap=0.1
   else case $nap in 0.1) nap=0.2;; 0.2) nap=0.4;; 0.4) nap=0.8;; *) nap=1.6;; esac
   fi
   sleep $nap </dev/null >/dev/null 2>&1 &
