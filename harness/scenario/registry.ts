@@ -24,6 +24,7 @@ export const SCENARIO_NAMES = [
   "census-real-mcp",
   "kill-during-restart",
   "pty-restart",
+  "follow-restart",
   "soak",
 ] as const;
 
