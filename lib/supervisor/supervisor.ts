@@ -362,9 +362,7 @@ export class Supervisor {
    * const task = await sup.run({ shell: "echo one; sleep 0.2; echo two" });
    * let next = 0; // store this: the next incarnation passes it as `from`
    * for await (const chunk of sup.output(task.id)) {
-   *   process.stdout.write(chunk.data); // "one
-", then "two
-"
+   *   process.stdout.write(chunk.data); // one, then two, each on its line
    *   next = chunk.offset + chunk.missed + chunk.data.byteLength;
    * }
    * console.log(next, sup.get(task.id).outputBytes); // 8 { stdout: 8, stderr: 0 }

@@ -96,6 +96,13 @@ describe("outlive logs", () => {
     expect(shown.out.length).toBeGreaterThanOrEqual(8192 - 20);
     const dropped = Number(readFileSync(join(storage, "tasks", "bounded", "io", "stdout.dropped"), "utf8"));
     expect(dropped).toBeGreaterThan(0);
+    // From offset 0, the dropped head is said on stderr, and the data starts right after it.
+    const fromZero = outlive("logs", "bounded", "--from", "0");
+    expect(fromZero.err).toBe(`outlive logs: ${dropped} bytes at offset 0 were dropped by the output bound\n`);
+    expect(shown.out.endsWith(fromZero.out.slice(fromZero.out.indexOf("\n") + 1))).toBe(true);
+    const json = outlive("logs", "bounded", "--json", "--from", String(dropped)).out.trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(json[0]).toMatchObject({ stream: "stdout", offset: dropped, missed: 0 });
+    expect(json.map((c) => c.text).join("")).toBe(fromZero.out);
   });
 
   it("refuses bad input with exit 2 and one line naming the flag", async () => {

@@ -1,13 +1,23 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/module-client.ts";
 import { CgroupV2Placement, type OutputChunk, readProcStat, Supervisor } from "../../lib/mod.ts";
+import { TRIM_SCRIPT } from "../../lib/output/mod.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.reverse().forEach((f) => f()));
+afterAll(() => {
+  for (const f of cleanups.reverse()) {
+    try {
+      f();
+    } catch (error) {
+      console.log(`clean-up failed: ${(error as Error).message}`);
+    }
+  }
+});
 
 function storage(): string {
   const dir = mkdtempSync(join(tmpdir(), "outlive-output-"));
@@ -174,6 +184,26 @@ describe("the output bound", () => {
     } finally {
       await sup.close();
     }
+  });
+
+  it("stops and says why where holes cannot be punched, and the task still writes (an append-only file)", async () => {
+    const dir = storage();
+    const io = join(dir, "io");
+    mkdirSync(io);
+    writeFileSync(join(io, "stdout"), "");
+    writeFileSync(join(io, "stderr"), "");
+    const chattr = spawnSync("chattr", ["+a", join(io, "stdout")], { encoding: "utf8" });
+    if (chattr.status !== 0) {
+      console.log(`trim-failed test skipped: chattr +a is not possible here (${chattr.stderr.trim() || chattr.error?.message})`);
+      return;
+    }
+    cleanups.push(() => spawnSync("chattr", ["-a", join(io, "stdout")]));
+    const writer = spawn("/bin/sh", ["-c", `head -c 100000 /dev/zero >> ${io}/stdout; exec /bin/sh -c "$0" outlive-trim 4096 ${io}`, TRIM_SCRIPT], { stdio: "ignore" });
+    const exited = new Promise((resolve) => writer.on("exit", resolve));
+    await waitFor("the trimmer to give up", () => existsSync(join(io, "trim-failed")), 10_000);
+    expect(await exited).toBe(0);
+    expect(readFileSync(join(io, "trim-failed"), "utf8")).toMatch(/fallocate --punch-hole failed on .*\/stdout/);
+    expect(statSync(join(io, "stdout")).size).toBe(100000);
   });
 
   it("keeps everything with maxOutputBytes 0", async () => {
