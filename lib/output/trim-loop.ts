@@ -13,13 +13,20 @@
  *   above what it just read knows those bytes may be zeros and were lost.
  *   Written first, so no punched byte is ever passed off as output.
  * - Only whole 4096-byte blocks are cut, so at least MAX bytes stay.
+ * - It sleeps before its first look, and an empty file costs no fork
+ *   (`[ -s ]`), so a task that ends at once is not held up by it.
  * - It checks every 100 ms while a file grows, every 20 ms while one grows
  *   by a quarter of the bound or more between checks (a task writing at
  *   disk speed), and backs off to 1.6 s while both are quiet: an idle task
  *   costs two forks every 1.6 s.
  * - On TERM (the wrapper when the command ends, or the kill's group TERM)
- *   it ends its sleep with KILL and reaps it (as the watchdog does: no
- *   orphan lingers in the group), trims once more, and exits.
+ *   it ends its sleep with KILL, reaps it, trims once more and exits: an
+ *   orphaned sleep would linger in the task's group or scope and be taken
+ *   for something the task left running. The trap only sets a flag and
+ *   kills the sleep named in `s`, which is set right after the fork and
+ *   checked again, so a TERM that lands between the fork and `s=$!` still
+ *   ends the sleep; `s` is cleared once the sleep is reaped, so no pid that
+ *   may have been handed out again is ever signalled.
  * - A file system that cannot punch holes leaves the files whole; the
  *   trimmer then writes why in `io/trim-failed` and stops trying (the dropped marker it
  *   wrote then only makes readers skip bytes that are still there, never
@@ -27,8 +34,9 @@
  */
 export const TRIM_SCRIPT = `max=$1 io=$2
 umask 077
-s= nap=0.1 d_stdout=0 d_stderr=0 z_stdout=0 z_stderr=0 grew= fast=
+s= stop= nap=0.1 d_stdout=0 d_stderr=0 z_stdout=0 z_stderr=0 grew= fast=
 trim() {
+  [ -s "$io/$1" ] || return 0
   size=$(stat -c %s "$io/$1" 2>/dev/null) || return 0
   eval "was=\\$z_$1 done=\\$d_$1"
   [ "$size" = "$was" ] || grew=1
@@ -44,19 +52,24 @@ trim() {
     exit 0
   fi
 }
-trap 'if [ -n "$s" ]; then kill -KILL $s 2>/dev/null; wait $s; fi; trim stdout; trim stderr; exit 0' TERM
+trap 'stop=1; [ -z "$s" ] || kill -KILL $s 2>/dev/null' TERM
+finish() { trim stdout; trim stderr; exit 0; }
 while :; do
+  sleep $nap </dev/null >/dev/null 2>&1 &
+  s=$!
+  [ -z "$stop" ] || kill -KILL $s 2>/dev/null
+  wait $s
+  [ -z "$stop" ] || wait $s
+  s=
+  [ -z "$stop" ] || finish
   grew= fast=
   trim stdout
   trim stderr
+  [ -z "$stop" ] || finish
   if [ -n "$fast" ]; then nap=0.02
   elif [ -n "$grew" ]; then nap=0.1
   else case $nap in 0.1) nap=0.2;; 0.2) nap=0.4;; 0.4) nap=0.8;; *) nap=1.6;; esac
   fi
-  sleep $nap </dev/null >/dev/null 2>&1 &
-  s=$!
-  wait $s
-  s=
 done`;
 
 /** The trimmer's `$0`: how it is told from the task's own processes. */

@@ -27,7 +27,8 @@ import type { TaskCommand } from "../store/record.ts";
  * - TRIM (empty for none): the output trimmer's program (lib/output), run
  *   beside the command with MAXOUT and the io directory (TIMED_OUT_FILE's),
  *   ended and reaped once the command is over, so its last trim lands
- *   before the exit marker.
+ *   before the exit marker. (A second `wait` would not tell an interrupted
+ *   wait from a finished one: both shells return the saved status again.)
  * - A TERM to the wrapper only waits for the command, so a kill still leaves
  *   an exit marker when the command itself exits on TERM.
  */

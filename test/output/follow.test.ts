@@ -186,6 +186,19 @@ describe("the output bound", () => {
     }
   });
 
+  it.each(placements)("leaves nothing running when the task ends at once, however the trimmer's TERM lands (%s, 40 tasks)", async (placement) => {
+    const sup = await Supervisor.open({ storage: storage(), placement: placement as never, mode: "daemon", prefix: "outlive-test-follow", log: () => {} });
+    try {
+      const tasks = await Promise.all(Array.from({ length: 40 }, (_, i) => sup.run({ shell: i % 2 ? "exit 5" : "echo hi; exit 5" })));
+      for (const t of tasks) {
+        const done = await sup.wait(t.id);
+        expect(done.reason).toBe("exited with code 5");
+      }
+    } finally {
+      await sup.close();
+    }
+  });
+
   it("stops and says why where holes cannot be punched, and the task still writes (an append-only file)", async () => {
     const dir = storage();
     const io = join(dir, "io");
