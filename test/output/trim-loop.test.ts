@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TRIM_SCRIPT } from "../../lib/output/mod.ts";
 import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
+import { groupHasAnyMember } from "../support/group.ts";
 
 /** Runs the wrapper as the leader of its own group, resolves once it is reaped. */
 function run(argv: string[]): Promise<number> {
@@ -13,16 +14,6 @@ function run(argv: string[]): Promise<number> {
     child.once("error", reject);
     child.once("close", () => resolve(child.pid!));
   });
-}
-
-/** True while any process, a zombie too, is in group `pgid` (what kill(-pgid, 0) answers). */
-function groupHasAnyMember(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
-  }
 }
 
 describe("the output trimmer beside the command", () => {
