@@ -38,7 +38,9 @@ umask 077
 s= stop= nap=0.1 d_stdout=0 d_stderr=0 z_stdout=0 z_stderr=0 grew=
 look() {
   [ -s "$io/stdout" ] || [ -s "$io/stderr" ] || return 0
-  sizes=$(stat -c %s "$io/stdout" "$io/stderr" 2>/dev/null) || return 0
+  # One stat for both; should one file be gone, each on its own (a missing one counts as empty).
+  sizes=$(stat -c %s "$io/stdout" "$io/stderr" 2>/dev/null) ||
+    sizes="$(stat -c %s "$io/stdout" 2>/dev/null || echo 0) $(stat -c %s "$io/stderr" 2>/dev/null || echo 0)"
   set -- $sizes
   trim stdout "$1"
   trim stderr "$2"

@@ -1,11 +1,12 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TRIM_SCRIPT } from "../../lib/output/mod.ts";
 import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
 import { groupHasAnyMember } from "../support/group.ts";
+import { waitFor } from "../support/wait.ts";
 
 /** Runs the wrapper as the leader of its own group, resolves once it is reaped. */
 function run(argv: string[]): Promise<number> {
@@ -41,5 +42,21 @@ describe("the output trimmer beside the command", () => {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(lingering).toEqual([]);
+  });
+
+  it("keeps trimming one stream when the other's file is gone", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "outlive-trim-one-"));
+    try {
+      writeFileSync(join(dir, "stdout"), Buffer.alloc(200_000, 0x61));
+      const trimmer = spawn("/bin/sh", ["-c", TRIM_SCRIPT, "outlive-trim", "8192", dir], { stdio: "ignore" });
+      await waitFor("the head of stdout to be dropped", () => existsSync(join(dir, "stdout.dropped")), 10_000);
+      trimmer.kill("SIGTERM");
+      await new Promise((r) => trimmer.once("exit", r));
+      expect(Number(readFileSync(join(dir, "stdout.dropped"), "utf8"))).toBe(Math.floor((200_000 - 8192) / 4096) * 4096);
+      expect(statSync(join(dir, "stdout")).blocks * 512).toBeLessThanOrEqual(8192 + 2 * 4096);
+      expect(statSync(join(dir, "stdout")).size).toBe(200_000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
