@@ -4,5 +4,5 @@ export { readChunks } from "./read-chunk.ts";
 export { readDropped, streamFiles } from "./dropped.ts";
 export { offsetOfKeptLines, offsetOfLastLines, startOfLastLines } from "./last-lines.ts";
 export { LinePrefixer } from "./prefix-lines.ts";
-export { MIN_OUTPUT_BYTES, TRIM_NAME, TRIM_SCRIPT } from "./trim-loop.ts";
+export { MIN_OUTPUT_BYTES, TRIM_SCRIPT } from "./trim-loop.ts";
 export { trustedPart } from "./split.ts";

@@ -1,8 +1,9 @@
 /**
  * The shell program that keeps a task's output files bounded, run by the
- * wrapper beside the command, in the task's own group and cgroup, so it
- * lives exactly as long as the task and dies with the task's kill:
- * `/bin/sh -c TRIM_SCRIPT outlive-trim MAX IO_DIR`.
+ * wrapper beside the command (in a fork of the wrapper, with MAX and IO_DIR
+ * as $1 and $2; on its own, `/bin/sh -c TRIM_SCRIPT outlive-trim MAX
+ * IO_DIR`), in the task's own group and cgroup, so it lives exactly as long
+ * as the task and dies with the task's kill.
  *
  * - Offsets stay absolute for the life of the task (the file's size is
  *   everything ever written), and the oldest bytes are freed by punching
@@ -77,9 +78,6 @@ while :; do
   else case $nap in 0.1) nap=0.2;; 0.2) nap=0.4;; 0.4) nap=0.8;; *) nap=1.6;; esac
   fi
 done`;
-
-/** The trimmer's `$0`: how it is told from the task's own processes. */
-export const TRIM_NAME = "outlive-trim";
 
 /** The smallest bound: one block of the file system, the unit a hole is punched in. */
 export const MIN_OUTPUT_BYTES = 4096;

@@ -25,7 +25,9 @@ import type { TaskCommand } from "../store/record.ts";
  *   ending the group (and would KILL the wrapper before its marker).
  * - `sh -c -- "$1"`: a shell string that begins with `-` is the command, not options to sh.
  * - TRIM (empty for none): the output trimmer's program (lib/output), run
- *   beside the command with MAXOUT and the io directory (TIMED_OUT_FILE's),
+ *   beside the command with MAXOUT and the io directory (TIMED_OUT_FILE's)
+ *   as $1 and $2, in a fork of the wrapper like the watchdog (so the census
+ *   and the harness launcher take it for the wrapper's own, not the task's),
  *   ended and reaped once the command is over, so its last trim lands
  *   before the exit marker. (A second `wait` would not tell an interrupted
  *   wait from a finished one: both shells return the saved status again.)
@@ -53,7 +55,7 @@ if [ "$deadline" -gt 0 ]; then
 fi
 tr=
 if [ -n "$trim" ]; then
-  /bin/sh -c "$trim" outlive-trim "$maxout" "\${timedout%/*}" 3>&- </dev/null >/dev/null 2>&1 &
+  ( set -- "$maxout" "\${timedout%/*}"; eval "$trim" ) 3>&- </dev/null >/dev/null 2>&1 &
   tr=$!
 fi
 trap 'got_term=1' TERM
