@@ -18,9 +18,8 @@
  *   (`[ -s ]`), so a task that ends at once is not held up by it.
  * - It checks every 100 ms while a file grows and backs off to 1.6 s while
  *   both are quiet: an idle task costs one fork every 1.6 s, and a look at
- *   both files one `stat`. Checking more often lowers the peak for a task
- *   writing at page-cache speed but costs it throughput: ext4 writes a
- *   range's dirty pages back before it punches it (bench/output-bound.ts).
+ *   both files one `stat`. Checking more often lowered the peak for a task
+ *   writing at page-cache speed but cost it throughput (bench/output-bound.ts).
  * - On TERM (the wrapper when the command ends, or the kill's group TERM)
  *   it ends its sleep with KILL, reaps it, trims once more and exits: an
  *   orphaned sleep would linger in the task's group or scope and be taken
