@@ -10,6 +10,10 @@
  *   → {"req":4,"op":"ack","id":"…"}                ← {"reply":4,"ok":true,"task":{…}}
  *   → {"req":5,"op":"write","id":"…","data":"ls\n"} ← {"reply":5,"ok":true}  (a PTY task's terminal)
  *   → {"req":6,"op":"resize","id":"…","cols":100,"rows":30} ← {"reply":6,"ok":true,"size":{…}}
+ *   → {"req":7,"op":"follow","id":"…","to":FILE}   ← {"reply":7,"ok":true,"from":N}
+ *     appends the task's stdout to FILE, resuming at FILE's size (what an earlier
+ *     incarnation stored is exactly what it received); ← {"event":"followed","id":…,"bytes":…}
+ *     once the task is over and read to the end.
  *   → {"op":"draining","reason":"restart"}          ← {"event":"drained","reason":"restart"}, then exit 0
  *   ← {"event":"ready","incarnation":…,"pid":…,"placement":…,"reason":…,"replay":{…}}
  *   ← {"event":"completion","task":{…}}             (each terminal task once; ack to stop redelivery)
@@ -17,6 +21,7 @@
  * EOF on stdin without a drain notice means the daemon went away: every task
  * is ended, as for `disable`.
  */
+import { appendFileSync, existsSync, statSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { OutliveError, Supervisor, type SupervisorOptions } from "../lib/mod.ts";
@@ -91,7 +96,7 @@ if (!drained) {
 process.exit(0);
 
 async function handle(msg: {
-  req?: number; op?: string; spec?: unknown; id?: string; graceMs?: number; data?: string; cols?: number; rows?: number;
+  req?: number; op?: string; spec?: unknown; id?: string; graceMs?: number; data?: string; cols?: number; rows?: number; to?: string;
 }): Promise<void> {
   try {
     switch (msg.op) {
@@ -112,10 +117,29 @@ async function handle(msg: {
         return send({ reply: msg.req, ok: true, task: sup.get(msg.id!) });
       case "ack":
         return send({ reply: msg.req, ok: true, task: await sup.ack(msg.id!) });
+      case "follow": {
+        const from = existsSync(msg.to!) ? statSync(msg.to!).size : 0;
+        const chunks = sup.output(msg.id!, { from });
+        void follow(msg.id!, msg.to!, chunks);
+        return send({ reply: msg.req, ok: true, from });
+      }
       default:
         return send({ reply: msg.req, ok: false, code: "E_BAD_OPTION", message: `unknown op ${JSON.stringify(msg.op)}` });
     }
   } catch (error) {
     send({ reply: msg.req, ok: false, code: (error as OutliveError).code ?? "E_INTERNAL", message: (error as Error).message });
+  }
+}
+
+/** One write per chunk: a SIGKILL lands between writes, so FILE's size is always the offset to resume at. */
+async function follow(id: string, to: string, chunks: AsyncIterable<{ data: Uint8Array; missed: number; offset: number }>): Promise<void> {
+  try {
+    for await (const chunk of chunks) {
+      if (chunk.missed > 0) send({ event: "missed", id, offset: chunk.offset, missed: chunk.missed });
+      else appendFileSync(to, chunk.data);
+    }
+    send({ event: "followed", id, bytes: statSync(to).size });
+  } catch (error) {
+    send({ event: "follow-ended", id, code: (error as OutliveError).code, message: (error as Error).message });
   }
 }

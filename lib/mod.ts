@@ -21,6 +21,7 @@
 export { Supervisor, type DrainReason, type KillResult, type ReplayReport } from "./supervisor/supervisor.ts";
 export type { RunSpec, SupervisorMode, SupervisorOptions } from "./supervisor/options.ts";
 export { OutliveError, type OutliveErrorCode } from "./errors.ts";
+export { checkOutputOptions, type OutputChunk, type OutputOptions, type OutputStream } from "./output/request.ts";
 export * from "./store/mod.ts";
 export * from "./placement/mod.ts";
 export { killLadder, type KillHow, type KillLadderOptions, type KillTarget } from "./kill/kill-ladder.ts";

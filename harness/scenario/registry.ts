@@ -25,6 +25,7 @@ export const SCENARIO_NAMES = [
   "kill-during-restart",
   "pty-restart",
   "full-storage",
+  "follow-restart",
   "soak",
 ] as const;
 

@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import type { TaskPaths } from "../store/storage-root.ts";
+import { readDropped, streamFiles } from "../output/dropped.ts";
 
 export interface OutputSummary {
   /** When the task last wrote to stdout or stderr; null if it never did. */
@@ -12,7 +13,9 @@ export interface OutputSummary {
 
 /** Reads how much a task wrote, when it last did, and the tail of it. */
 export async function summarizeOutput(paths: TaskPaths, tailBytes = 2048): Promise<OutputSummary> {
-  const [out, err] = [readTailNow(paths.stdout, tailBytes), readTailNow(paths.stderr, tailBytes)];
+  // Never below what the output bound dropped: those bytes may be holes, read back as zeros.
+  const floor = (stream: "stdout" | "stderr") => readDropped(streamFiles(paths, stream).dropped);
+  const [out, err] = [readTailNow(paths.stdout, tailBytes, floor("stdout")), readTailNow(paths.stderr, tailBytes, floor("stderr"))];
   const times = [out, err].filter((f) => f.size > 0).map((f) => f.mtimeMs);
   let tail = out.text;
   if (err.text) tail += `${tail && !tail.endsWith("\n") ? "\n" : ""}[stderr]\n${err.text}`;
@@ -30,7 +33,7 @@ export async function readTail(path: string, bytes: number): Promise<{ text: str
 }
 
 /** Synchronous: small reads of local files, done for every settled task. */
-export function readTailNow(path: string, bytes: number): { text: string; size: number; mtimeMs: number } {
+export function readTailNow(path: string, bytes: number, floor = 0): { text: string; size: number; mtimeMs: number } {
   let fd: number;
   try {
     // Never through a symlink, never blocked by a FIFO: output files are the wrapper's regular files.
@@ -41,7 +44,7 @@ export function readTailNow(path: string, bytes: number): { text: string; size: 
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) return { text: "", size: 0, mtimeMs: 0 };
-    const length = Math.min(bytes, info.size);
+    const length = Math.max(0, Math.min(bytes, info.size - floor));
     const buffer = Buffer.alloc(length);
     readSync(fd, buffer, 0, length, info.size - length);
     return { text: buffer.toString("utf8"), size: info.size, mtimeMs: info.mtimeMs };

@@ -2,8 +2,8 @@ import type { TaskCommand } from "../store/record.ts";
 
 /**
  * The shell program every task runs in: `/bin/sh -c WRAPPER outlive-task
- * ENTER DEADLINE GRACE TIMED_OUT_FILE MODE CMD…`, where MODE is `argv`
- * (CMD… is the argv) or `shell` (CMD… is SHELL_PATH and the string).
+ * ENTER DEADLINE GRACE TIMED_OUT_FILE TRIM MAXOUT MODE CMD…`, where MODE is
+ * `argv` (CMD… is the argv) or `shell` (CMD… is SHELL_PATH and the string).
  *
  * - ENTER: a `cgroup.procs` file to move itself into before any user code
  *   runs (empty for none). Exit 125 if that fails, so a task never runs
@@ -33,11 +33,18 @@ import type { TaskCommand } from "../store/record.ts";
  * - The wrapper's wait for the watchdog says nothing: a TERM that lands
  *   before the watchdog's trap is set ends it by the signal, and dash would
  *   print "Terminated" into the task's stderr (57 of 300 quick tasks, measured).
+ * - TRIM (empty for none): the output trimmer's program (lib/output), run
+ *   beside the command with MAXOUT and the io directory (TIMED_OUT_FILE's)
+ *   as $1 and $2, in a fork of the wrapper like the watchdog (so the census
+ *   and the harness launcher take it for the wrapper's own, not the task's),
+ *   ended and reaped once the command is over, so its last trim lands
+ *   before the exit marker. (A second `wait` would not tell an interrupted
+ *   wait from a finished one: both shells return the saved status again.)
  * - A TERM to the wrapper only waits for the command, so a kill still leaves
  *   an exit marker when the command itself exits on TERM.
  */
-export const WRAPPER_SCRIPT = `enter=$1 deadline=$2 grace=$3 timedout=$4 mode=$5
-shift 5
+export const WRAPPER_SCRIPT = `enter=$1 deadline=$2 grace=$3 timedout=$4 trim=$5 maxout=$6 mode=$7
+shift 7
 if [ -n "$enter" ]; then
   echo $$ > "$enter" || { echo "outlive: could not enter the task's cgroup ($enter)" >&2; exit 125; }
 fi
@@ -55,6 +62,11 @@ if [ "$deadline" -gt 0 ]; then
   ) 3>&- </dev/null >/dev/null 2>&1 &
   wd=$!
 fi
+tr=
+if [ -n "$trim" ]; then
+  ( set -- "$maxout" "\${timedout%/*}"; eval "$trim" ) 3>&- </dev/null >/dev/null 2>&1 &
+  tr=$!
+fi
 trap 'got_term=1' TERM
 if [ "$mode" = shell ]; then
   "$1" -c -- "$2" 3>&-
@@ -63,6 +75,7 @@ else
 fi
 rc=$?
 if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd 2>/dev/null; fi
+if [ -n "$tr" ]; then kill $tr 2>/dev/null; wait $tr 2>/dev/null; fi
 printf '%-3s\n' "$rc" >&3
 exit "$rc"`;
 
@@ -77,6 +90,8 @@ export interface WrapperArgs {
   deadlineSeconds: number;
   graceMs: number;
   timedOutFile: string;
+  /** The output trimmer and its bound per stream, or null to keep all output. */
+  trim?: { script: string; maxBytes: number } | null;
 }
 
 /**
@@ -103,6 +118,8 @@ export function wrapperArgv(a: WrapperArgs): string[] {
     String(Math.max(0, Math.ceil(a.deadlineSeconds))),
     (a.graceMs / 1000).toFixed(3),
     a.timedOutFile,
+    a.trim?.script ?? "",
+    String(a.trim?.maxBytes ?? 0),
     ...tail,
   ];
 }

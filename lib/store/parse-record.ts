@@ -64,6 +64,13 @@ const FIELDS: Record<string, Check> = {
     const p = v as Record<string, unknown>;
     return typeof v === "object" && [p.cols, p.rows].every((n) => Number.isSafeInteger(n) && (n as number) > 0);
   },
+  maxOutputBytes: (v) => v === undefined || (Number.isSafeInteger(v) && (v as number) >= 0),
+  outputBytes: (v) => {
+    if (v === undefined || v === null) return true;
+    if (typeof v !== "object" || Array.isArray(v)) return false;
+    const o = v as Record<string, unknown>;
+    return [o.stdout, o.stderr].every((n) => Number.isSafeInteger(n) && (n as number) >= 0);
+  },
 };
 
 /**

@@ -134,4 +134,11 @@ export interface TaskRecord {
   acknowledgedAt: string | null;
   /** The terminal size a PTY task started with; absent or null for a task without a terminal. */
   pty?: { cols: number; rows: number } | null;
+  /** Bytes of output kept on disk per stream (0: all of it). Absent in records made before the bound existed. */
+  maxOutputBytes?: number;
+  /**
+   * In a terminal record: how many bytes each stream received in all, which
+   * is the offset a follower that read everything stops at. Absent before.
+   */
+  outputBytes?: { stdout: number; stderr: number } | null;
 }

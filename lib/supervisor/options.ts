@@ -5,6 +5,7 @@ import { normalizeRetention } from "../retention/options.ts";
 import { PLACEMENT_NAMES, type PlacementName } from "../store/record.ts";
 import { defaultShellPath, shellPathProblem } from "../spawn/shell-path.ts";
 import { defaultStorageRoot } from "../store/storage-root.ts";
+import { MIN_OUTPUT_BYTES } from "../output/trim-loop.ts";
 
 export type SupervisorMode = "daemon" | "standalone";
 export type PlacementChoice = "auto" | PlacementName;
@@ -34,6 +35,12 @@ export interface SupervisorOptions {
   replayConcurrency?: number;
   /** The most one record's replay may take. Default 5000 ms. */
   replayPerTaskMs?: number;
+  /**
+   * Bytes of output kept on disk per stream of each task; older output is
+   * dropped by punching holes at the head of the file (see lib/output).
+   * 0 keeps everything. Default 33554432 (32 MiB). A task's own `maxOutputBytes` wins.
+   */
+  maxOutputBytes?: number;
   /** Bytes of stdout and of stderr kept in a terminal record's tail. Default 2048. */
   tailBytes?: number;
   /** Directory for cgroup-v2 task cgroups. Default: see CgroupV2Options.baseDir. */
@@ -122,6 +129,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     replayConcurrency: int("replayConcurrency", 32, 1),
     replayPerTaskMs: int("replayPerTaskMs", 5000, 1),
     tailBytes: int("tailBytes", 2048, 0),
+    maxOutputBytes: outputBound(o.maxOutputBytes, 32 * 1024 * 1024, (v) => bad("maxOutputBytes", `0 or an integer >= ${MIN_OUTPUT_BYTES}`, v)),
     backstopSlackSeconds: int("backstopSlackSeconds", 60, 0),
     ballastBytes: int("ballastBytes", mode === "daemon" ? 262_144 : 0, 0),
     cgroupBase: o.cgroupBase,
@@ -150,8 +158,17 @@ export interface RunSpec {
   timeoutSeconds?: number;
   /** Bytes of memory the task may use (cgroup placements only). */
   memoryMaxBytes?: number;
+  /** Bytes of output kept on disk per stream (0: all). Default: the supervisor's `maxOutputBytes` (32 MiB). */
+  maxOutputBytes?: number;
   /** One task per key: running under a key with a live task supersedes it. */
   key?: string;
   /** Run the command on a real terminal of this size (default 80 x 24), held inside the task's placement. */
   pty?: { cols?: number; rows?: number };
+}
+
+/** An output bound: 0 (keep all) or at least one block, the unit holes are punched in. */
+export function outputBound(value: unknown, dflt: number, bad: (v: unknown) => Error): number {
+  const v = value ?? dflt;
+  if (!Number.isSafeInteger(v) || ((v as number) !== 0 && (v as number) < MIN_OUTPUT_BYTES)) throw bad(v);
+  return v as number;
 }

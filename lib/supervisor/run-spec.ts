@@ -3,8 +3,9 @@ import { describeValue, OutliveError } from "../errors.ts";
 import type { TaskCommand } from "../store/record.ts";
 import { shellPathProblem } from "../spawn/shell-path.ts";
 import { checkTaskId } from "../store/task-id.ts";
-import type { RunSpec } from "./options.ts";
 import { checkPtySize, type PtySize } from "../pty/size.ts";
+import { outputBound, type RunSpec } from "./options.ts";
+import { MIN_OUTPUT_BYTES } from "../output/trim-loop.ts";
 
 export interface CheckedRunSpec {
   id: string | null;
@@ -15,6 +16,8 @@ export interface CheckedRunSpec {
   memoryMaxBytes: number | null;
   key: string | null;
   pty: PtySize | null;
+  /** Null: the supervisor's default. */
+  maxOutputBytes: number | null;
 }
 
 /** Checks what `run` was given, naming the field and the value on any problem. */
@@ -76,6 +79,9 @@ export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number; sh
     memoryMaxBytes: memory,
     key,
     pty: spec.pty === undefined ? null : checkPtySize(spec.pty),
+    maxOutputBytes: spec.maxOutputBytes === undefined
+      ? null
+      : outputBound(spec.maxOutputBytes, 0, (v) => bad("maxOutputBytes", `0 or an integer >= ${MIN_OUTPUT_BYTES}`, v)),
   };
 }
 

@@ -4,6 +4,9 @@ import { type KillHow, killLadder } from "../kill/kill-ladder.ts";
 import { liveGroupMembers, signalGroup } from "../kill/process-group.ts";
 import { readExitMarker } from "../observe/exit-marker.ts";
 import { summarizeOutput } from "../observe/output-tail.ts";
+import { checkOutputOptions, type OutputChunk, type OutputOptions } from "../output/request.ts";
+import { followOutput } from "../output/follow.ts";
+import { TRIM_SCRIPT } from "../output/trim-loop.ts";
 import { TaskWatch } from "../observe/task-watch.ts";
 import { choosePlacement, makePlacements } from "../placement/choose.ts";
 import type { Placement } from "../placement/placement.ts";
@@ -125,6 +128,8 @@ export class Supervisor {
   private pruning: Promise<void> | null = null;
   private closed = false;
   private replayIndex: Map<string, TaskRecord[]> | null = null;
+  /** Ends every output follower when the supervisor closes. */
+  private readonly closing = new AbortController();
 
   private constructor(
     options: NormalizedOptions,
@@ -196,6 +201,7 @@ export class Supervisor {
     const now = new Date();
     const timeout = checked.timeoutSeconds;
     const deadlineSeconds = timeout ?? this.options.ceilingSeconds;
+    const maxOutputBytes = checked.maxOutputBytes ?? this.options.maxOutputBytes;
     let record: TaskRecord = {
       schemaVersion: SCHEMA_VERSION,
       id,
@@ -228,6 +234,7 @@ export class Supervisor {
       killState: null,
       acknowledgedAt: null,
       pty: checked.pty,
+      maxOutputBytes,
     };
     // The record exists before the process does: a crash from here on leaves a `starting` record replay can explain.
     let paths;
@@ -257,6 +264,7 @@ export class Supervisor {
           deadlineSeconds,
           graceMs: this.options.graceMs,
           timedOutFile: paths.timedOut,
+          trim: maxOutputBytes > 0 ? { script: TRIM_SCRIPT, maxBytes: maxOutputBytes } : null,
         }),
       ];
       spawned = await spawnTask(argv, { cwd: checked.cwd, env: { ...process.env, ...checked.env, ...plan.env }, paths });
@@ -355,6 +363,50 @@ export class Supervisor {
     const killing = this.runLadder(record, options).finally(() => this.killing.delete(id));
     this.killing.set(id, killing);
     return killing;
+  }
+
+  /**
+   * A task's output as it comes: what is on disk from `from` on, then each
+   * new write, ending once the task is terminal and read to the end. Chunk
+   * offsets are absolute for the task's life, so a follower that stored
+   * where it stopped resumes there in the next incarnation, losing and
+   * repeating nothing; bytes the output bound dropped first arrive as a
+   * chunk with `missed` set. When the supervisor closes first, it fails
+   * with `E_CLOSED` rather than end as if the output were complete.
+   *
+   * @example
+   * ```ts
+   * import { mkdtempSync, rmSync } from "node:fs";
+   * import { tmpdir } from "node:os";
+   * import { join } from "node:path";
+   * import { Supervisor } from "./supervisor.ts";
+   * const storage = mkdtempSync(join(tmpdir(), "outlive-output-example-"));
+   * const sup = await Supervisor.open({ storage, maxOutputBytes: 1024 * 1024 });
+   * const task = await sup.run({ shell: "echo one; sleep 0.2; echo two" });
+   * let next = 0; // store this: the next incarnation passes it as `from`
+   * for await (const chunk of sup.output(task.id)) {
+   *   process.stdout.write(chunk.data); // one, then two, each on its line
+   *   next = chunk.offset + chunk.missed + chunk.data.byteLength;
+   * }
+   * console.log(next, sup.get(task.id).outputBytes); // 8 { stdout: 8, stderr: 0 }
+   * await sup.close();
+   * rmSync(storage, { recursive: true });
+   * ```
+   */
+  output(id: string, options: OutputOptions = {}): AsyncIterable<OutputChunk> {
+    const request = checkOutputOptions(options);
+    this.get(id);
+    const closing = this.closing.signal;
+    const paths = this.store.paths(id);
+    const isDone = () => isTerminal(this.get(id).state);
+    async function* follow(): AsyncGenerator<OutputChunk> {
+      yield* followOutput({ paths, request, isDone, signal: closing });
+      // Ending quietly here would pass a cut-off stream for a whole one.
+      if (closing.aborted && !isDone()) {
+        throw new OutliveError("E_CLOSED", `The supervisor closed while task ${id} was being followed; resume from the last offset in the next one`);
+      }
+    }
+    return { [Symbol.asyncIterator]: follow };
   }
 
   /** Every terminal task not yet acknowledged, each once per supervisor life. */
@@ -468,6 +520,7 @@ export class Supervisor {
     await control?.close();
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     await Promise.allSettled([...this.starting]);
     // A kill asked for before the close is carried out, not dropped: otherwise the next incarnation would
     // adopt the task as running, as if no one had asked. Each ladder is bounded by its grace and the KILL wait.
@@ -827,6 +880,7 @@ export class Supervisor {
       finishedAt: new Date().toISOString(),
       lastOutputAt: output.lastOutputAt,
       outputTail: output.tail,
+      outputBytes: { stdout: output.stdoutBytes, stderr: output.stderrBytes },
     };
     this.records.set(done.id, done);
     return done;

@@ -5,7 +5,7 @@ import { reachStorage } from "./reach.ts";
 import { taskSummary } from "./task-table.ts";
 import { UsageError } from "./usage-error.ts";
 
-export const RUN_HELP = `usage: outlive run [--id ID] [--cwd DIR] [--env NAME=VALUE]… [--key KEY] [--timeout SECONDS] [--memory-max BYTES] [--pty [--cols C --rows R]] [--shell STRING [--shell-path PATH] | -- CMD ARG…]
+export const RUN_HELP = `usage: outlive run [--id ID] [--cwd DIR] [--env NAME=VALUE]… [--key KEY] [--timeout SECONDS] [--memory-max BYTES] [--max-output BYTES] [--pty [--cols C --rows R]] [--shell STRING [--shell-path PATH] | -- CMD ARG…]
 
 Starts a task and prints its id once it runs. The task outlives this command. When a
 supervisor holds the storage, it starts the task (through its control channel), with
@@ -16,6 +16,7 @@ its own environment plus --env.
   --key KEY          one task per key: a live task under KEY is superseded (killed) (default: none)
   --timeout SECONDS  end the task as timed_out after this long (default: the 24 h ceiling)
   --memory-max BYTES cap its memory (cgroup placements only)
+  --max-output BYTES keep at most this much of stdout and of stderr on disk, dropping the oldest (0: all; default 33554432, 32 MiB)
   --shell STRING     run STRING with a shell (-c) instead of an argv
   --shell-path PATH  the shell for --shell (default: bash where installed, else /bin/sh)
   --pty              run it on a terminal held inside its placement (see send, resize, attach)
@@ -30,6 +31,7 @@ export async function runCommand(args: string[]): Promise<number> {
     env: { type: "string", multiple: true },
     timeout: { type: "string" },
     "memory-max": { type: "string" },
+    "max-output": { type: "string" },
     key: { type: "string" },
     shell: { type: "string" },
     pty: { type: "boolean" },
@@ -59,6 +61,7 @@ export async function runCommand(args: string[]): Promise<number> {
     env,
     timeoutSeconds: values.timeout === undefined ? undefined : number("--timeout", values.timeout),
     memoryMaxBytes: values["memory-max"] === undefined ? undefined : number("--memory-max", values["memory-max"]),
+    maxOutputBytes: values["max-output"] === undefined ? undefined : number("--max-output", values["max-output"]),
     pty,
     ...(values.shell !== undefined ? { shell: values.shell, shellPath: values["shell-path"] } : { argv: positionals }),
   };

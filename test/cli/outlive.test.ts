@@ -31,7 +31,7 @@ describe("the outlive CLI", () => {
     expect(task).toMatchObject({ id: "hello", state: "exited", exitCode: 3, placement: "process-group" });
     expect(outlive("logs", "hello").out).toBe("out a $b\n");
     expect(outlive("logs", "hello", "--stderr").out).toBe("err\n");
-    expect(outlive("logs", "hello", "--tail", "3").out).toBe("$b\n");
+    expect(outlive("logs", "hello", "--tail", "1").out).toBe("out a $b\n");
   });
 
   it("kills a task with the ladder and says how", () => {
