@@ -31,6 +31,11 @@ export async function probeOci(engine: OciEngine, projectDir: string, command: s
   if (engine === "podman" && (await findTool("runc")) === null) {
     return { ok: false, reason: "podman needs runc here (container/containers.conf selects it): apt-get install runc" };
   }
+  // The harness runs engines rootful (--privileged, the host's cgroups). Asked as another user, podman
+  // would start a rootless pause process of that user's that outlives the probe.
+  if (typeof process.getuid === "function" && process.getuid() !== 0) {
+    return { ok: false, reason: `needs root (uid 0): the harness runs ${engine} rootful` };
+  }
   const info = await runCommand([command, "info", "--format", "{{json .}}"], { timeoutMs: 10_000, env: engineEnv(engine, projectDir) });
   if (info.timedOut) return { ok: false, reason: `${engine} info did not answer within 10 s` };
   if (info.exitCode !== 0) {
