@@ -1,6 +1,5 @@
 import { existsSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { resolveOptions, type Suite } from "../../harness/container/mod.ts";
 import { projectRoot } from "../../harness/module-client.ts";
 import { planFiles, unreadableBinds } from "../../harness/scenario/file-plan.ts";
@@ -9,6 +8,7 @@ import { loadScenarioFile } from "../../harness/scenario/load-file.ts";
 import { isScenarioName, loadScenario, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../../harness/scenario/registry.ts";
 import { EXIT_CODES } from "../../harness/scenario/report.ts";
 import { formatSummary, type RunTarget, runSuites, summaryJson, SYSTEMD_SUITES } from "../../harness/scenario/run-suites.ts";
+import { parseFlags } from "./supervisor-flags.ts";
 import { UsageError } from "./usage-error.ts";
 
 export const SCENARIO_HELP = `usage: outlive scenario run FILE|NAME… [--systemd 252|257] [--engine E] [--runtime node|deno]
@@ -102,23 +102,15 @@ export async function scenarioCommand(args: string[]): Promise<number> {
 }
 
 function parse(args: string[]) {
-  try {
-    return parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        systemd: { type: "string" },
-        engine: { type: "string" },
-        runtime: { type: "string" },
-        reports: { type: "string" },
-        json: { type: "string" },
-        cache: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  return parseFlags(args, {
+    systemd: { type: "string" },
+    engine: { type: "string" },
+    runtime: { type: "string" },
+    reports: { type: "string" },
+    json: { type: "string" },
+    cache: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
 }
 
 function suitesOf(systemd: string | undefined): Suite[] {

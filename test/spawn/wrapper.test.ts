@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readProcStat } from "../../lib/mod.ts";
 import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
+import { groupHasAnyMember } from "../support/group.ts";
 
 function run(argv: string[]): Promise<{ pid: number; code: number | null; stdout: string }> {
   return new Promise((resolve, reject) => {
@@ -29,15 +30,6 @@ function survivors(pgids: Set<number>): number[] {
 }
 
 /** True while any process, a zombie too, is in group `pgid` (what kill(-pgid, 0) answers). */
-function groupHasAnyMember(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
-  }
-}
-
 describe("the wrapper", () => {
   it("leaves not even a zombie in its group once it is reaped: it reaps its watchdog, the watchdog its sleep (50 runs)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "outlive-wrapper-"));
