@@ -100,6 +100,11 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
   }
 
   if (record.state === "starting") {
+    // A live state is not flushed to disk (only an end is): after a host crash, `starting` may be all that
+    // reached the disk of a task that had been running. The boot id says what is known, no more.
+    if (ev.bootIdNow !== record.bootId) {
+      return finish("lost", null, `the host rebooted (boot id changed) while it was starting or running; no exit code was recorded${lastOutput}`);
+    }
     // The spawn got through after all: the wrapper runs in the task's own unit or cgroup.
     if (ev.located) return { kind: "adopt", resumeKill: false, found: ev.located };
     return finish("lost", null, "spawn did not complete (the supervisor stopped while starting it)", true);

@@ -2,10 +2,25 @@ import { randomBytes } from "node:crypto";
 import { open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
+/** How a replacing write is made. */
+export interface AtomicWriteOptions {
+  /** File mode of a file made new (default 0o600). */
+  mode?: number;
+  /**
+   * Whether the new content must survive a crash of the host (default true):
+   * the data is flushed (fdatasync) before the rename, and the directory
+   * after it. Without it the write is still whole-or-nothing to every reader
+   * and across a crash or SIGKILL of the writer (the page cache holds it);
+   * only a host crash may lose it. See the README's "What each write protects".
+   */
+  durable?: boolean;
+}
+
 /**
  * Writes a file so that a reader sees the old content or the new, never half:
- * a temp file in the same directory, fsync, rename over, fsync the directory
- * (so the rename itself survives a crash).
+ * a temp file in the same directory, renamed over. Durable (the default): the
+ * temp file's data is flushed first and the directory after (so the rename
+ * itself survives a host crash).
  *
  * @example
  * ```ts
@@ -19,13 +34,15 @@ import { basename, dirname, join } from "node:path";
  * rmSync(dir, { recursive: true });
  * ```
  */
-export async function writeFileAtomic(path: string, data: string, mode = 0o600): Promise<void> {
+export async function writeFileAtomic(path: string, data: string, options: AtomicWriteOptions = {}): Promise<void> {
   const dir = dirname(path);
   const temp = tempPathFor(path);
-  const handle = await open(temp, "wx", mode);
+  const durable = options.durable ?? true;
+  const handle = await open(temp, "wx", options.mode ?? 0o600);
   try {
     await handle.writeFile(data);
-    await handle.sync();
+    // fdatasync: the file is new, so its size (the metadata a read needs) is flushed with the data.
+    if (durable) await handle.datasync();
   } catch (error) {
     await handle.close();
     await unlink(temp).catch(() => {});
@@ -38,7 +55,7 @@ export async function writeFileAtomic(path: string, data: string, mode = 0o600):
     await unlink(temp).catch(() => {});
     throw error;
   }
-  await syncPath(dir);
+  if (durable) await syncPath(dir);
 }
 
 /** A hidden temp file beside `path`, unique to this process and call: renamed over `path` once written. */

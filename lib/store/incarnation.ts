@@ -43,7 +43,8 @@ export function incarnationPath(root: string, id: string): string {
 export async function saveIncarnation(root: string, inc: Incarnation): Promise<void> {
   const path = incarnationPath(root, inc.id);
   try {
-    await writeFileAtomic(path, `${JSON.stringify(inc)}\n`);
+    // Not flushed: after a host crash every task's boot id answers before its incarnation is asked.
+    await writeFileAtomic(path, `${JSON.stringify(inc)}\n`, { durable: false });
   } catch (error) {
     throw new OutliveError("E_STORAGE", `Cannot write the storage at ${path}: ${(error as Error).message}`, { cause: error });
   }

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { syncPath } from "./atomic-write.ts";
 
 /**
@@ -46,21 +46,22 @@ export function reserveSpace(path: string, bytes: number): void {
 
 /**
  * Replaces `target` with `data` written into the reserved file `reserve`
- * (overwritten in place, cut to length, synced, renamed over): the same
- * all-or-nothing result as an atomic write, without a block of new space.
- * Throws when `data` does not fit; the reserve is then left as it was.
+ * (overwritten in place, cut to length, synced when `durable`, renamed
+ * over): the same all-or-nothing result as an atomic write with the same
+ * `durable`, without a block of new space. Throws when `data` does not fit;
+ * the reserve is then left as it was.
  */
-export async function writeIntoReserve(reserve: string, target: string, data: string, dir: string): Promise<void> {
+export async function writeIntoReserve(reserve: string, target: string, data: string, dir: string, durable = true): Promise<void> {
   const bytes = Buffer.from(data);
   const fd = openSync(reserve, constants.O_WRONLY | constants.O_NOFOLLOW);
   try {
     if (bytes.length > fstatSync(fd).size) throw Object.assign(new Error(`the record (${bytes.length} bytes) is larger than its reserve`), { code: "ENOSPC" });
     writeSync(fd, bytes, 0, bytes.length, 0);
     ftruncateSync(fd, bytes.length);
-    fsyncSync(fd);
+    if (durable) fdatasyncSync(fd);
   } finally {
     closeSync(fd);
   }
   renameSync(reserve, target);
-  await syncPath(dir);
+  if (durable) await syncPath(dir);
 }

@@ -201,8 +201,12 @@ export class TaskStore {
   private async writeNow(record: TaskRecord): Promise<void> {
     const p = this.paths(record.id);
     const data = `${JSON.stringify(record, null, 2)}\n`;
+    // Only an end (and its acknowledgement) is made to survive a host crash: the task dies with the host,
+    // so a live state lost with it is answered by the boot id ("the host rebooted"), while an end already
+    // delivered to waiters must not be taken back. See the README's "What each write protects".
+    const durable = isTerminal(record.state);
     try {
-      await writeFileAtomic(p.record, data);
+      await writeFileAtomic(p.record, data, { durable });
     } catch (error) {
       if (!isNoSpace(error)) throw this.storageError(p.record, error);
       // A task's output may fill the disk at any moment after it starts. The terminal record has a reserve
@@ -210,7 +214,7 @@ export class TaskStore {
       const reserves = reservePaths(p);
       for (const reserve of isTerminal(record.state) ? [reserves.terminal] : reserves.live) {
         try {
-          await writeIntoReserve(reserve, p.record, data, p.dir);
+          await writeIntoReserve(reserve, p.record, data, p.dir, durable);
           if (isTerminal(record.state)) await dropReserves(p);
           return;
         } catch (reserveError) {
@@ -347,7 +351,8 @@ export class TaskStore {
   private async checkWritable(): Promise<void> {
     const probe = join(this.root, "tasks");
     try {
-      await writeFileAtomic(join(probe, ".write-check"), "ok\n");
+      // A probe of whether the storage takes writes: nothing reads it back, so nothing is flushed.
+      await writeFileAtomic(join(probe, ".write-check"), "ok\n", { durable: false });
     } catch (error) {
       throw this.storageError(probe, error);
     }

@@ -70,6 +70,14 @@ describe("decideReplay: the decision table", () => {
     expect(decideReplay(record({ state: "starting", pid: null }), evidence({ located: found, marker: code(0) }))).toMatchObject({ state: "exited" });
   });
 
+  it("starting from another boot: the host rebooted, not a spawn cut short (live states are not flushed, so `running` may not have reached the disk)", () => {
+    const d = decideReplay(record({ state: "starting", pid: null }), evidence({ bootIdNow: "boot-b" }));
+    expect(d).toMatchObject({ kind: "finish", state: "lost", exitCode: null, reason: expect.stringContaining("the host rebooted (boot id changed) while it was starting or running") });
+    expect(d).not.toMatchObject({ reason: expect.stringContaining("spawn did not complete") });
+    // Its exit code, where one reached the disk, still wins.
+    expect(decideReplay(record({ state: "starting", pid: null }), evidence({ bootIdNow: "boot-b", marker: code(3) }))).toMatchObject({ state: "exited", exitCode: 3 });
+  });
+
   it("alive with matching identity: adopted; a kill under way resumes", () => {
     expect(decideReplay(record(), evidence({ pid: "same" }))).toEqual({ kind: "adopt", resumeKill: false });
     expect(decideReplay(record({ state: "killing", killStartedAt: T0, killReason: "killed by request", killState: "killed" }), evidence({ pid: "same" })))
