@@ -94,6 +94,27 @@ export class TaskWatch {
     return Date.now() - this.reapWaitSince < (this.o.reapWaitMs ?? 1000);
   }
 
+  /**
+   * Resolves once this process has reaped the task's own process (at once
+   * when it was not spawned here or is reaped already), or after
+   * `timeoutMs`. Until the reap its zombie keeps the group alive to
+   * kill(2), and telling whether anything else lives in it means reading
+   * all of /proc; after it, one kill(2) answers.
+   */
+  reaped(timeoutMs: number): Promise<void> {
+    const child = this.o.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        child.off("exit", done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      child.once("exit", done);
+    });
+  }
+
   /** Resolves once no check is running. */
   async idle(): Promise<void> {
     while (this.checking) await this.checking;

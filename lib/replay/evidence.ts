@@ -18,6 +18,12 @@ export interface EvidenceContext {
   spawnerAlive: (incarnationId: string) => Promise<boolean | null>;
   /** The other live-recorded tasks the same incarnation spawned (pid and start time), for the shared-cgroup evidence. */
   otherTasks?: (record: TaskRecord) => ProcessIdentity[];
+  /**
+   * Resolves once the task's wrapper, when it is the caller's own child, has
+   * been reaped (bounded). Asked only once its exit code is written: the
+   * group check after the reap is then one kill(2), not a read of all /proc.
+   */
+  reaped?: (record: TaskRecord) => Promise<void>;
 }
 
 /** Looks at the disk, /proc and the task's cgroup for one task. The I/O half of replay. */
@@ -28,7 +34,10 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   const marker = readExitMarkerNow(ctx.paths.exit);
   // Seen between writing its exit code and exiting: the wrapper is about to go. Wait for that (bounded),
   // so that what the task left running is told apart from the wrapper itself.
-  if (pid === "same" && marker.kind === "code") pid = await untilWrapperGone(record, ctx.placement);
+  if (marker.kind === "code" && (pid === "same" || pid === "absent")) {
+    await ctx.reaped?.(record);
+    if (pid === "same") pid = await untilWrapperGone(record, ctx.placement);
+  }
   const timedOutAt = mtime(ctx.paths.timedOut);
   const output = [mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)];
   let remnants = false;

@@ -48,6 +48,8 @@ import { cleanUpAtStartup, forEachPlacedTask } from "./startup-cleanup.ts";
  * size: two output tails as JSON (up to 6 bytes a byte when escaped) and the reason.
  */
 const RESERVE_BASE_BYTES = 8192;
+/** How long a check of a task that has written its exit code waits for this process to reap its wrapper (see TaskWatch.reaped). */
+const REAP_WAIT_MS = 1000;
 const RESERVE_PER_TAIL_BYTE = 12;
 
 /** What replay found when the supervisor opened. */
@@ -648,6 +650,7 @@ export class Supervisor {
       restartedAt: this.incarnation.startedAt,
       spawnerAlive: (incId) => this.incarnationAlive(incId),
       otherTasks: (r) => this.siblingsOf(r),
+      reaped: (r) => this.watched.get(r.id)?.reaped(REAP_WAIT_MS) ?? Promise.resolve(),
     });
   }
 
