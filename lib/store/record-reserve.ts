@@ -32,7 +32,9 @@ export function reserveSpace(path: string, bytes: number): void {
   let failure: unknown = null;
   try {
     // Not synced: a reserve lost to a crash is only a reserve fewer, and writeIntoReserve checks its size.
-    writeSync(fd, Buffer.alloc(bytes, " "), 0, bytes, 0);
+    // A disk that fills part way returns a short write first and ENOSPC only on the next: write to the end.
+    const buffer = Buffer.alloc(bytes, " ");
+    for (let done = 0; done < bytes;) done += writeSync(fd, buffer, done, bytes - done, done);
   } catch (error) {
     failure = error;
   }

@@ -7,7 +7,8 @@ import { writeFilesAtomic } from "./atomic-batch.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { taskIoProblem } from "./io-check.ts";
 import { parseRecord, type RecordProblem } from "./parse-record.ts";
-import { isNoSpace, reserveSpace, writeIntoReserve } from "./record-reserve.ts";
+import { isNoSpace, writeIntoReserve } from "./record-reserve.ts";
+import { ReservePool, type ReserveKind } from "./reserve-pool.ts";
 import { withBallast } from "./ballast.ts";
 import { isTerminal, type TaskRecord } from "./record.ts";
 import { taskPaths, type TaskPaths } from "./storage-root.ts";
@@ -50,9 +51,19 @@ export class TaskStore {
   /** Opened only to read: nothing is made, moved or written. */
   readonly readOnly: boolean;
 
-  private constructor(root: string, readOnly: boolean) {
+  /** Space for records on a full disk, shared by the live tasks (null when read-only). */
+  private readonly reserves: ReservePool | null;
+  /**
+   * The tasks not yet terminal on disk, as this store knows them: made here,
+   * or loaded live. Each holds its share of the reserves. `loaded` ones may
+   * still have the per-task reserves an older outlive made in their directory.
+   */
+  private readonly live = new Map<string, "made" | "loaded">();
+
+  private constructor(root: string, readOnly: boolean, reserves: ReservePool | null) {
     this.root = root;
     this.readOnly = readOnly;
+    this.reserves = reserves;
   }
 
   /**
@@ -61,7 +72,7 @@ export class TaskStore {
    * nothing is created or checked by writing, and writes are refused.
    */
   static async open(root: string, options: { readOnly?: boolean; ballastBytes?: number } = {}): Promise<TaskStore> {
-    if (options.readOnly) return new TaskStore(root, true);
+    if (options.readOnly) return new TaskStore(root, true, null);
     try {
       await mkdir(root, { recursive: true, mode: 0o700 });
     } catch (error) {
@@ -85,16 +96,18 @@ export class TaskStore {
         `The storage directory ${root} is writable by others (mode ${(info.mode & 0o777).toString(8)}); run chmod 700 on it`,
       );
     }
+    let reserves: ReservePool;
     try {
       for (const dir of [join(root, "tasks"), join(root, "quarantine"), join(root, "incarnations")]) {
         await mkdir(dir, { recursive: true, mode: 0o700 });
       }
+      reserves = ReservePool.open(root);
     } catch (error) {
       throw new OutliveError("E_STORAGE", `Cannot create the storage directory ${root}: ${(error as Error).message}`, {
         cause: error,
       });
     }
-    const store = new TaskStore(root, false);
+    const store = new TaskStore(root, false, reserves);
     await withBallast(root, options.ballastBytes ?? 0, () => store.checkWritable());
     return store;
   }
@@ -104,14 +117,20 @@ export class TaskStore {
   }
 
   /**
-   * Makes the task's directory (refusing an id that exists), reserves the
-   * space its terminal record needs (`reserveBytes` beyond this first
-   * record's size, see reserveSpace) and writes its first record. On any
-   * failure nothing of the task is left.
+   * Makes sure the reserves hold this task's share too (its terminal record
+   * may need `reserveBytes` beyond this first record's size; see
+   * ReservePool), makes the task's directory (refusing an id that exists)
+   * and writes its first record. On any failure nothing of the task is left.
    */
   async create(record: TaskRecord, options: { reserveBytes?: number } = {}): Promise<TaskPaths> {
     this.assertWritable();
     const p = this.paths(record.id);
+    const data = `${JSON.stringify(record, null, 2)}\n`;
+    try {
+      this.reserves!.ensure(this.live.size + 1, reserveSizes(Buffer.byteLength(data), options.reserveBytes ?? DEFAULT_TERMINAL_EXTRA_BYTES));
+    } catch (error) {
+      throw this.storageError(this.reserves!.dir, error);
+    }
     try {
       await mkdir(p.dir, { mode: 0o700 });
     } catch (error) {
@@ -124,17 +143,10 @@ export class TaskStore {
       await mkdir(p.io, { mode: 0o700 }).catch((e) => {
         throw this.storageError(p.io, e);
       });
-      const data = `${JSON.stringify(record, null, 2)}\n`;
-      const reserves = reservePaths(p);
-      for (const [i, path] of [reserves.terminal, ...reserves.live].entries()) {
-        try {
-          reserveSpace(path, Buffer.byteLength(data) + (i === 0 ? options.reserveBytes ?? 32_768 : LIVE_RESERVE_EXTRA_BYTES));
-        } catch (error) {
-          throw this.storageError(path, error);
-        }
-      }
+      this.live.set(record.id, "made");
       await this.write(record);
     } catch (error) {
+      this.live.delete(record.id);
       removeMade(p);
       throw error;
     }
@@ -184,7 +196,7 @@ export class TaskStore {
         if (first) throw first;
         return;
       }
-      for (const r of records) if (isTerminal(r.state)) await dropReserves(this.paths(r.id));
+      for (const r of records) if (isTerminal(r.state)) await this.ended(r.id);
     });
     for (const r of records) this.pending.set(r.id, next);
     void next.catch(() => {}).finally(() => {
@@ -209,21 +221,64 @@ export class TaskStore {
       await writeFileAtomic(p.record, data, { durable });
     } catch (error) {
       if (!isNoSpace(error)) throw this.storageError(p.record, error);
-      // A task's output may fill the disk at any moment after it starts. The terminal record has a reserve
-      // of its own, so the live writes (running, killing) can never use up the space of the end.
-      const reserves = reservePaths(p);
-      for (const reserve of isTerminal(record.state) ? [reserves.terminal] : reserves.live) {
-        try {
-          await writeIntoReserve(reserve, p.record, data, p.dir, durable);
-          if (isTerminal(record.state)) await dropReserves(p);
-          return;
-        } catch (reserveError) {
-          if ((reserveError as { code?: string }).code !== "ENOENT") throw this.storageError(p.record, reserveError);
-        }
-      }
-      throw this.storageError(p.record, error);
+      // A task's output may fill the disk at any moment after it starts. Ends have reserves of their own
+      // kind, so the live writes (running, killing) can never use up the space of an end.
+      await this.writeIntoReserves(record, data, durable).catch((reserveError) => {
+        throw this.storageError(p.record, reserveError ?? error);
+      });
     }
-    if (isTerminal(record.state)) await dropReserves(p);
+    if (isTerminal(record.state)) await this.ended(record.id);
+  }
+
+  /**
+   * Writes a record on a full disk: into a reserve of the pool, else (a task
+   * an older outlive started) into one in its own directory. Rejects with
+   * null when no reserve is left.
+   */
+  private async writeIntoReserves(record: TaskRecord, data: string, durable: boolean): Promise<void> {
+    const p = this.paths(record.id);
+    const kind: ReserveKind = isTerminal(record.state) ? "terminal" : "live";
+    const bytes = Buffer.byteLength(data);
+    for (;;) {
+      const reserve = this.reserves!.take(kind, bytes);
+      if (reserve === null) break;
+      try {
+        return await writeIntoReserve(reserve, p.record, data, p.dir, durable);
+      } catch (error) {
+        // Cut short when it was made (then it was found too small), or gone: the next one is tried.
+        if ((error as { code?: string }).code !== "ENOENT" && !isNoSpace(error)) throw error;
+      }
+    }
+    for (const reserve of legacyReservePaths(p)[kind]) {
+      try {
+        return await writeIntoReserve(reserve, p.record, data, p.dir, durable);
+      } catch (error) {
+        if ((error as { code?: string }).code !== "ENOENT") throw error;
+      }
+    }
+    throw null;
+  }
+
+  /**
+   * Gives the live tasks found on disk their share of the reserves, where
+   * an earlier life used some up or made them in the tasks' own directories.
+   * Where the disk has no room, what is there stays; the next `create`
+   * refuses to start a task without its share.
+   */
+  private topUpReserves(): void {
+    if (!this.reserves || this.live.size === 0) return;
+    try {
+      this.reserves.ensure(this.live.size, reserveSizes(TYPICAL_RECORD_BYTES, DEFAULT_TERMINAL_EXTRA_BYTES));
+    } catch {
+      // no room: see above
+    }
+  }
+
+  /** A task's end is on disk: its share of the reserves stays in the pool for the next run. */
+  private async ended(id: string): Promise<void> {
+    const was = this.live.get(id);
+    this.live.delete(id);
+    if (was === "loaded") await dropLegacyReserves(this.paths(id));
   }
 
   private assertWritable(): void {
@@ -321,7 +376,10 @@ export class TaskStore {
         if ((error as OutliveError).code === "E_NO_TASK") return; // removed while we listed
         throw error;
       }
-      if (result.ok) records.push(result.record);
+      if (result.ok) {
+        records.push(result.record);
+        if (!isTerminal(result.record.state) && !this.readOnly && !this.live.has(id)) this.live.set(id, "loaded");
+      }
       else {
         const quarantinedTo = result.problem.kind === "corrupt" && options.quarantine !== false && !this.readOnly
           ? await this.quarantine(id, result.problem.reason)
@@ -330,6 +388,7 @@ export class TaskStore {
       }
     });
     records.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+    this.topUpReserves();
     return { records, unreadable };
   }
 
@@ -366,12 +425,27 @@ export class TaskStore {
   }
 }
 
+/** A live record's size for reserves made before its record is at hand (most are 1–2 KB; a long command more). */
+const TYPICAL_RECORD_BYTES = 4096;
+
+/** What a terminal reserve holds beyond the first record's size when the caller does not say: the output tail, the reason. */
+const DEFAULT_TERMINAL_EXTRA_BYTES = 32_768;
+
 /** What a live write's reserve holds beyond the first record's size: a kill reason, a found location. */
 const LIVE_RESERVE_EXTRA_BYTES = 4096;
 
-/** The space a live task's records are written into when the disk is full (see reserveSpace): one for its end, two for live writes. */
-function reservePaths(p: TaskPaths): { terminal: string; live: string[] } {
-  return { terminal: join(p.dir, ".record.reserve"), live: [join(p.dir, ".record.reserve-live-1"), join(p.dir, ".record.reserve-live-2")] };
+/**
+ * The reserve sizes a task needs, rounded up to whole 4 KiB blocks (so most
+ * tasks need the same sizes, and any one's reserve fits the next).
+ */
+function reserveSizes(firstRecordBytes: number, terminalExtraBytes: number): Record<ReserveKind, number> {
+  const blocks = (n: number) => Math.ceil(n / 4096) * 4096;
+  return { terminal: blocks(firstRecordBytes + terminalExtraBytes), live: blocks(firstRecordBytes + LIVE_RESERVE_EXTRA_BYTES) };
+}
+
+/** The per-task reserves an older outlive made in a live task's directory: used on a full disk, removed at its end. */
+function legacyReservePaths(p: TaskPaths): Record<ReserveKind, string[]> {
+  return { terminal: [join(p.dir, ".record.reserve")], live: [join(p.dir, ".record.reserve-live-1"), join(p.dir, ".record.reserve-live-2")] };
 }
 
 /**
@@ -380,8 +454,7 @@ function reservePaths(p: TaskPaths): { terminal: string; live: string[] } {
  * for want of one and would leave half a task directory behind.
  */
 function removeMade(p: TaskPaths): void {
-  const r = reservePaths(p);
-  for (const file of [p.record, r.terminal, ...r.live]) {
+  for (const file of [p.record]) {
     try {
       unlinkSync(file);
     } catch {
@@ -397,7 +470,7 @@ function removeMade(p: TaskPaths): void {
   }
 }
 
-async function dropReserves(p: TaskPaths): Promise<void> {
-  const r = reservePaths(p);
-  for (const path of [r.terminal, ...r.live]) await unlink(path).catch(() => {});
+async function dropLegacyReserves(p: TaskPaths): Promise<void> {
+  const r = legacyReservePaths(p);
+  for (const path of [...r.terminal, ...r.live]) await unlink(path).catch(() => {});
 }
