@@ -2,14 +2,18 @@
 /**
  * How long a restart costs the tasks: the time from "the daemon writes
  * cgroup.kill on the module's cgroup" to "the new module has replayed and
- * adopted all N tasks" (its `ready` event), for N = 10 and 200 tasks in
- * systemd user scopes, inside the container. N = 0 is the baseline measured
- * in the same run (a module's start-up alone), and the ratios are against it.
+ * adopted all N tasks" (its `ready` event), for N tasks in systemd user
+ * scopes (default 10, 200 and 1,000), inside the container. N = 0 is the
+ * baseline measured in the same run (a module's start-up alone), and the
+ * ratios are against it; the absolute times are printed too, and for
+ * N = 1,000 whether issue 16's target (<= 1.5 s) is met.
  *
- *   npx tsc && node dist/bench/restart-adopt.js [--systemd 252|257]
+ *   npx tsc -p tsconfig.json && node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000]
  *
- * The same file is the inside part: the scenario driver imports its default
- * export inside the container (as the user, in a delegated cgroup).
+ * `--counts` must include 0 (the baseline). The same file is the inside
+ * part: the scenario driver imports its default export inside the
+ * container (as the user, in a delegated cgroup); the counts reach it as
+ * the scenario param `counts`.
  */
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -20,10 +24,25 @@ import { runScenarioIn } from "../harness/scenario/host-run.ts";
 import { SYSTEMD_SUITES } from "../harness/scenario/run-suites.ts";
 import { median } from "./quantile.ts";
 
-/** Task counts measured; 0 is the baseline. */
-const COUNTS = [0, 10, 200];
+/** Task counts measured by default; 0 is the baseline. */
+const DEFAULT_COUNTS = [0, 10, 200, 1000];
 /** Restarts per count; the median is reported. */
 const ROUNDS = 3;
+/** Issue 16: cgroup.kill → all adopted, for this many tasks, within this bound. */
+const TARGET_TASKS = 1000;
+const TARGET_MS = 1500;
+
+/** `0,10,200,1000` → counts; an Error naming --counts and what it expects otherwise. */
+function parseCounts(value: string): number[] {
+  const parts = value.split(",").map((p) => p.trim());
+  const bad = parts.find((p) => !/^\d+$/.test(p));
+  if (bad !== undefined) {
+    throw new Error(`--counts: expected a comma-separated list of task counts (whole numbers >= 0, 0 among them), got ${JSON.stringify(value)} (${JSON.stringify(bad)} is not a whole number)`);
+  }
+  const counts = [...new Set(parts.map(Number))].sort((a, b) => a - b);
+  if (counts[0] !== 0) throw new Error(`--counts: expected 0 among the counts (the N=0 baseline the ratios are against), got ${JSON.stringify(value)}`);
+  return counts;
+}
 
 interface Row {
   tasks: number;
@@ -38,11 +57,22 @@ interface Row {
 const bench = defineScenario({
   name: "bench-restart-adopt",
   summary: "time from cgroup.kill to the new module having adopted N tasks",
-  timeoutMs: 300_000,
+  // Bounds the whole run (a static bound: the driver reads it from this file, not the counts). 1,000 tasks took
+  // 29-51 s to spawn here, and their `disable` drain may take its whole bound (below): about 4 min in all.
+  timeoutMs: 1_200_000,
   async inside(ctx) {
+    const counts = parseCounts(ctx.params.counts ?? DEFAULT_COUNTS.join(","));
     const rows: Row[] = [];
-    for (const n of COUNTS) {
-      const d = ctx.daemon({ name: `n${n}`, storage: ctx.storageFor(`n${n}`), livenessMs: 1000 });
+    for (const n of counts) {
+      // Bounds on waits, not on what is measured, grown with N so that 1,000 tasks on a loaded machine fail only
+      // when something is wrong: the wait for `ready` (20 s by default; 1.3-3 s was seen for 1,000 here), and the
+      // `disable` drain at the end, which ends every task (30 s by default). On 2026-12-01, before the performance
+      // work, 1,000 did not end within 30 s nor within 150 s: the module is then SIGKILLed (about half the scopes
+      // still loaded; the cleanup stops the slice), and the check after it fails the run.
+      const d = ctx.daemon({
+        name: `n${n}`, storage: ctx.storageFor(`n${n}`), livenessMs: 1000,
+        readyTimeoutMs: 20_000 + 20 * n, stopWaitMs: 30_000 + 120 * n,
+      });
       await d.start();
       const t0 = Date.now();
       // In parallel batches, as a busy agent would start them; each is its own systemd-run.
@@ -59,7 +89,10 @@ const bench = defineScenario({
       }
       rows.push({ tasks: n, killToAdoptedMs: times, medianMs: median(times), spawnAllMs });
       ctx.log(`N=${n}: ${times.join(", ")} ms (median ${median(times)}), spawning took ${spawnAllMs} ms`);
+      const last = d.module;
       await d.stop("disable");
+      const end = await last.exited;
+      ctx.check(`N=${n}: the disable drain ended the tasks and the module exited on its own`, end.signal === null && end.code === 0, end);
     }
     ctx.fact("rows", rows);
     ctx.fact("baselineMs", rows.find((r) => r.tasks === 0)?.medianMs);
@@ -68,9 +101,21 @@ const bench = defineScenario({
 export default bench;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { systemd: { type: "string", default: "257" } } });
-  const suite: Suite | undefined = SYSTEMD_SUITES[values.systemd!];
-  if (!suite) throw new Error(`Expected --systemd to be 252 or 257, got ${JSON.stringify(values.systemd)}`);
+  let values: { systemd?: string; counts?: string };
+  let counts: number[];
+  try {
+    ({ values } = parseArgs({
+      args: process.argv.slice(2),
+      options: { systemd: { type: "string", default: "257" }, counts: { type: "string", default: DEFAULT_COUNTS.join(",") } },
+    }));
+    counts = parseCounts(values.counts!);
+    if (!SYSTEMD_SUITES[values.systemd!]) throw new Error(`--systemd: expected 252 or 257, got ${JSON.stringify(values.systemd)}`);
+  } catch (error) {
+    console.error(`restart-adopt: ${(error as Error).message}`);
+    console.error("usage: node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000]");
+    process.exit(2);
+  }
+  const suite: Suite = SYSTEMD_SUITES[values.systemd!];
   let container;
   try {
     container = await bootContainer({ suite });
@@ -80,13 +125,26 @@ async function main(): Promise<void> {
     process.exit(exitCode);
   }
   try {
-    const result = await runScenarioIn(container, bench.name, (l) => console.error(l), { file: fileURLToPath(import.meta.url), scenario: bench });
+    const result = await runScenarioIn(container, bench.name, (l) => console.error(l), {
+      file: fileURLToPath(import.meta.url),
+      scenario: bench,
+      params: { counts: counts.join(",") },
+    });
     const rows = (result.facts?.rows ?? []) as Row[];
     const base = rows.find((r) => r.tasks === 0)?.medianMs ?? NaN;
     console.log(`\nrestart-adopt on ${suite} (systemd ${result.systemd}), ${ROUNDS} restarts each, cgroup.kill → new module ready with all tasks adopted:`);
     console.log(`${"tasks".padStart(6)} ${"median".padStart(9)} ${"vs N=0".padStart(7)}  rounds (ms)            spawn all`);
     for (const r of rows) {
       console.log(`${String(r.tasks).padStart(6)} ${`${r.medianMs} ms`.padStart(9)} ${`${(r.medianMs / base).toFixed(2)}x`.padStart(7)}  ${r.killToAdoptedMs.join(", ").padEnd(22)} ${r.spawnAllMs} ms`);
+    }
+    const target = rows.find((r) => r.tasks === TARGET_TASKS);
+    if (target) {
+      const met = target.medianMs <= TARGET_MS && result.verdict === "pass";
+      console.log(`target (issue 16): N=${TARGET_TASKS} all adopted within ${TARGET_MS} ms: ${met ? "met" : "MISSED"} (median ${target.medianMs} ms, slowest round ${Math.max(...target.killToAdoptedMs)} ms)`);
+    } else if (counts.includes(TARGET_TASKS)) {
+      console.log(`target (issue 16): N=${TARGET_TASKS} within ${TARGET_MS} ms: no figure (the run did not reach N=${TARGET_TASKS})`);
+    } else {
+      console.log(`target (issue 16): not measured (N=${TARGET_TASKS} is not among --counts)`);
     }
     if (result.verdict !== "pass") console.log(`(bench run ${result.verdict}: ${result.why})`);
     process.exitCode = result.verdict === "pass" ? 0 : 1;

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ContainerError } from "./errors.ts";
@@ -173,11 +173,35 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
     buildTimeoutMs: positiveInt("buildTimeoutMs", options.buildTimeoutMs, DEFAULTS.buildTimeoutMs),
     bootTimeoutMs: positiveInt("bootTimeoutMs", options.bootTimeoutMs, DEFAULTS.bootTimeoutMs),
     stopTimeoutMs: positiveInt("stopTimeoutMs", options.stopTimeoutMs, DEFAULTS.stopTimeoutMs),
-    binds: (options.binds ?? []).map((b, i) => {
-      const host = absolutePath(`binds[${i}].host`, b?.host ?? "", "");
-      const inside = absolutePath(`binds[${i}].inside`, b?.inside ?? "", "");
-      if (/^\/(tmp|run)(\/|$)/.test(inside)) fail(`binds[${i}].inside`, "a path outside /tmp and /run", inside);
-      return { host, inside };
-    }),
+    binds: [
+      ...(options.binds ?? []).map((b, i) => {
+        const host = absolutePath(`binds[${i}].host`, b?.host ?? "", "");
+        const inside = absolutePath(`binds[${i}].inside`, b?.inside ?? "", "");
+        if (/^\/(tmp|run)(\/|$)/.test(inside)) fail(`binds[${i}].inside`, "a path outside /tmp and /run", inside);
+        return { host, inside };
+      }),
+      ...linkedNodeModules(projectDir),
+    ],
   };
+}
+
+/**
+ * A project whose node_modules is a symlink out of it (a git worktree that
+ * shares another checkout's): the link's target bound where the link points
+ * from /work/project, so zx and the rest resolve inside as on the host.
+ * None when node_modules is a real directory or the link points inside the
+ * project (or into /tmp or /run, which some engines cover with a tmpfs).
+ */
+export function linkedNodeModules(projectDir: string): Bind[] {
+  const link = join(projectDir, "node_modules");
+  try {
+    if (!lstatSync(link).isSymbolicLink()) return [];
+    const target = readlinkSync(link);
+    const inside = resolve("/work/project", target);
+    const host = realpathSync(link);
+    if (inside === "/work/project" || inside.startsWith("/work/project/") || /^\/(tmp|run)(\/|$)/.test(inside)) return [];
+    return [{ host, inside }];
+  } catch {
+    return [];
+  }
 }

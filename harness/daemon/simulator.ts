@@ -15,6 +15,8 @@ export interface SimulatorOptions extends Omit<ModuleLaunch, "wrap"> {
   moduleCgroupParent?: string;
   /** How long a draining module gets to exit before SIGTERM. Default 5000 ms. */
   drainWaitMs?: number;
+  /** How long a module told to stop (`disable`, `shutdown`: it ends every task first) gets to exit before SIGKILL. Default 30 000 ms. */
+  stopWaitMs?: number;
 }
 
 /** One restart as the daemon did it, for reports and timelines. */
@@ -127,7 +129,7 @@ export class DaemonSimulator {
   /** Stops for good: `disable` ends every task. */
   async stop(reason: "disable" | "shutdown" = "disable"): Promise<void> {
     this.marks.push({ at: new Date().toISOString(), kind: "stop", reason, killedAt: null, readyAt: null });
-    await this.module.drain(reason).catch(() => this.module.child.kill("SIGKILL"));
+    await this.module.drain(reason, this.options.stopWaitMs ?? 30_000).catch(() => this.module.child.kill("SIGKILL"));
   }
 
   /** Ends the module (if still running) and removes its cgroup. Tasks outside it are not touched. */

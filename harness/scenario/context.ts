@@ -21,6 +21,8 @@ export interface ContextSetup {
   cgroup: DelegatedCgroup;
   /** systemd version inside, for scenarios whose expectation depends on it. */
   systemd: number;
+  /** What the host side passed (`RunInOptions.params`). Default none. */
+  params?: Record<string, string>;
 }
 
 /** Defaults every daemon of a scenario gets unless it says otherwise. */
@@ -60,6 +62,8 @@ export class ScenarioContext {
   readonly prefix: string;
   readonly cgroup: DelegatedCgroup;
   readonly systemd: number;
+  /** Values the host side passed to this run (`RunInOptions.params`), by key; empty when none. */
+  readonly params: Readonly<Record<string, string>>;
   /** The default storage (each daemon may take another: `storageFor`). */
   readonly storage: string;
   readonly checks: Check[] = [];
@@ -76,6 +80,7 @@ export class ScenarioContext {
     this.prefix = setup.prefix;
     this.cgroup = setup.cgroup;
     this.systemd = setup.systemd;
+    this.params = setup.params ?? {};
     this.storage = this.storageFor("main");
   }
 

@@ -33,6 +33,8 @@ const { values } = parseArgs({
     systemd: { type: "string", default: "0" },
     /** A file (path inside the container) holding the scenario named by --scenario, instead of a registered name. */
     file: { type: "string" },
+    /** `key=value`, repeatable: what the host side gave the scenario (`RunInOptions.params`), as `ctx.params`. */
+    param: { type: "string", multiple: true, default: [] },
   },
 });
 if (!values.scenario || !values["run-dir"] || !values.prefix) {
@@ -69,6 +71,10 @@ const ctx = new ScenarioContext({
   prefix: values.prefix,
   cgroup: DelegatedCgroup.claim(),
   systemd: Number(values.systemd),
+  params: Object.fromEntries(values.param!.map((p) => {
+    const eq = p.indexOf("=");
+    return eq < 0 ? [p, ""] : [p.slice(0, eq), p.slice(eq + 1)];
+  })),
 });
 
 // A promise a scenario forgot to handle fails the scenario, but never skips the cleanup and the report.

@@ -42,6 +42,8 @@ export interface RunInOptions {
   denoPath?: string;
   /** Working directory inside for the driver (Deno reads package.json from here). Default the project. */
   cwd?: string;
+  /** Values for the scenario (a bench's `--counts`, say), passed to the driver as `--param key=value` and read inside as `ctx.params`. */
+  params?: Record<string, string>;
 }
 
 /**
@@ -91,6 +93,7 @@ export async function runScenarioIn(
     "--", ...launcher, driverInside,
     "--scenario", name, "--run-dir", runInside, "--prefix", prefix, "--systemd", String(systemd ?? 0),
     ...(options.file ? ["--file", paths.inside(options.file)] : []),
+    ...Object.entries(options.params ?? {}).flatMap(([key, value]) => ["--param", `${key}=${value}`]),
   ];
   let driverOutput = "";
   let driverExit: number | null = null;

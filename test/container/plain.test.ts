@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ContainerError, describeFailure } from "../../harness/container/errors.ts";
 import { findHostCgroups, launchCgroupDirs } from "../../harness/container/host-cgroup.ts";
@@ -6,7 +9,7 @@ import { nspawnArgv } from "../../harness/container/nspawn.ts";
 import { needsCgroup2Mount } from "../../harness/container/cgroup2-mount.ts";
 import { ociRunArgv } from "../../harness/container/oci.ts";
 import { testImageTag } from "../../harness/container/oci-image.ts";
-import { resolveOptions } from "../../harness/container/options.ts";
+import { linkedNodeModules, resolveOptions } from "../../harness/container/options.ts";
 import { classifySystemState, parseSystemdVersion } from "../../harness/container/readiness.ts";
 import { PACKAGES, recipeFor, recipeHash } from "../../harness/container/recipe.ts";
 import { startedRunArgv, startedUserRunArgv, waitedRunArgv } from "../../harness/container/systemd-run.ts";
@@ -112,6 +115,24 @@ describe("options and recipe", () => {
       "--volatile=overlay", "--boot", "--register=no", "--keep-unit", "--console=pipe",
       `--bind-ro=${process.execPath}:/usr/local/bin/node`, "--bind=/p:/work/project",
     ]));
+  });
+  it("binds a node_modules that links out of the project (a worktree sharing a checkout's) where the link points", () => {
+    const root = mkdtempSync(join(tmpdir(), "outlive-links-"));
+    try {
+      mkdirSync(join(root, "shared", "node_modules"), { recursive: true });
+      mkdirSync(join(root, "wt"));
+      expect(linkedNodeModules(join(root, "wt"))).toEqual([]);
+      symlinkSync(join(root, "shared", "node_modules"), join(root, "wt", "node_modules"));
+      // Pointing into /tmp: some engines cover /tmp inside with a tmpfs, so it is not bound there.
+      expect(linkedNodeModules(join(root, "wt"))).toEqual([]);
+      rmSync(join(root, "wt", "node_modules"));
+      const real = realpathSync(join(root, "shared", "node_modules"));
+      symlinkSync("../shared/node_modules", join(root, "wt", "node_modules"));
+      expect(linkedNodeModules(join(root, "wt"))).toEqual([{ host: real, inside: "/work/shared/node_modules" }]);
+      expect(linkedNodeModules(join(root, "shared"))).toEqual([]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
   it("runs podman privileged, offline, with systemd mode and the host's Node; docker with a private cgroupns instead", () => {
     const o = resolveOptions({ name: "m1", projectDir: "/p", nodePath: "/n/node" });
