@@ -4,7 +4,10 @@ import { readProcStat } from "../proc/stat.ts";
 /**
  * True while a live (non-zombie) process is in the group. kill(-pgid, 0)
  * answers for zombies too, and an orphan's zombie stays forever where PID 1
- * does not reap, so a group it finds is confirmed from /proc.
+ * does not reap, so a group it finds is confirmed: by its leader, when the
+ * leader lives and still leads it (one read), else from all of /proc. A
+ * kill polls this for every task it ends; with 1,000 tasks ending at once
+ * and 3,000 processes, reading all of /proc for each never finished.
  */
 export function groupExists(pgid: number): boolean {
   try {
@@ -13,7 +16,19 @@ export function groupExists(pgid: number): boolean {
     // EPERM means it exists but belongs to someone we may not signal.
     if ((error as { code?: string }).code !== "EPERM") return false;
   }
+  if (leaderLives(pgid)) return true;
   return groupHasLiveMember(pgid);
+}
+
+/** The process whose pid is the group's id is alive and in that group (a pid is never reused while its group lives). */
+function leaderLives(pgid: number): boolean {
+  try {
+    const leader = readProcStat(pgid);
+    return leader !== null && leader.pgid === pgid && leader.state !== "Z" && leader.state !== "X";
+  } catch {
+    // Unreadable (out of descriptors): /proc decides, as before.
+    return false;
+  }
 }
 
 function groupHasLiveMember(pgid: number): boolean {

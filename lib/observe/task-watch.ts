@@ -17,6 +17,15 @@ export interface TaskWatchOptions {
    * this process has not reaped yet (default 1000 ms). See `wake`.
    */
   reapWaitMs?: number;
+  /**
+   * For a task whose evidence was gathered a moment ago (adopted at
+   * replay): a cheap look at what could have changed before the watchers
+   * were in place, true when a full check must run at once. Without it a
+   * full check runs at once. What the look leaves out (an end without an
+   * exit code) the placement's emptiness watch or the liveness interval
+   * reports, as it would any time later.
+   */
+  firstLook?: () => boolean;
   /** Something may have changed: look at the evidence and decide. Never runs twice at once. */
   check: () => Promise<void>;
   /** The task's deadline has come. */
@@ -52,7 +61,16 @@ export class TaskWatch {
     const interval = setInterval(wake, o.livenessIntervalMs);
     this.abort.signal.addEventListener("abort", () => clearInterval(interval), { once: true });
     this.armDeadline();
-    wake();
+    if (this.needsFirstCheck()) wake();
+  }
+
+  private needsFirstCheck(): boolean {
+    try {
+      return !this.o.firstLook || this.o.firstLook();
+    } catch {
+      // Unreadable (out of descriptors, say): the full check runs and reports what it cannot read.
+      return true;
+    }
   }
 
   /**

@@ -1,4 +1,4 @@
-import { readFileSync, watch } from "node:fs";
+import { existsSync, readFileSync, watch } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
@@ -244,6 +244,8 @@ export class SystemdScopePlacement implements Placement {
         if (events && events.oomKill > 0) this.oomSeen.set(id, events);
       });
     };
+    // No memory controller (no file): memoryEvents still asks systemd afterwards, and no watch throws.
+    if (!existsSync(join(dir, "memory.events"))) return;
     try {
       const watcher = watch(join(dir, "memory.events"), { persistent: false }, read);
       watcher.on("error", () => watcher.close());

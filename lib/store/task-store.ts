@@ -101,9 +101,15 @@ export class TaskStore {
       for (const dir of [join(root, "tasks"), join(root, "quarantine"), join(root, "incarnations")]) {
         await mkdir(dir, { recursive: true, mode: 0o700 });
       }
-      reserves = ReservePool.open(root);
     } catch (error) {
       throw new OutliveError("E_STORAGE", `Cannot create the storage directory ${root}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    try {
+      reserves = ReservePool.open(root);
+    } catch (error) {
+      throw new OutliveError("E_STORAGE", `Cannot read the storage's reserves in ${join(root, "reserves")}: ${(error as Error).message}`, {
         cause: error,
       });
     }

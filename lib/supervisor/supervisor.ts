@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { OutliveError } from "../errors.ts";
 import { type KillHow, killLadder } from "../kill/kill-ladder.ts";
 import { liveGroupMembers, signalGroup } from "../kill/process-group.ts";
-import { readExitMarker } from "../observe/exit-marker.ts";
+import { readExitMarker, readExitMarkerNow } from "../observe/exit-marker.ts";
 import { summarizeOutput } from "../observe/output-tail.ts";
 import { checkOutputOptions, type OutputChunk, type OutputOptions } from "../output/request.ts";
 import { followOutput } from "../output/follow.ts";
@@ -156,12 +156,13 @@ export class Supervisor {
     const incarnation = currentIncarnation();
     // A read-only view takes no lock: it changes nothing, so it cannot race the holder.
     if (!options.readOnly) await acquireStorageLock(store.root, incarnation);
+    let sup: Supervisor | null = null;
     try {
       if (!options.readOnly) await saveIncarnation(store.root, incarnation);
       const placements = makePlacements(options.prefix, options.cgroupBase, options.placements);
       const chosen = await choosePlacement(placements, options.placement, options.mode);
       options.log(`placement ${chosen.reason}`);
-      const sup = new Supervisor(options, store, incarnation, placements, chosen);
+      sup = new Supervisor(options, store, incarnation, placements, chosen);
       await sup.replay();
       // A view changes nothing and serves no one: no pruning, no control channel.
       if (options.readOnly) {
@@ -176,6 +177,9 @@ export class Supervisor {
       if (options.control) sup.control = await ControlServer.start(store.root, sup.controlTarget(), options.log);
       return sup;
     } catch (error) {
+      // What a failed open started ends with it: the watches of tasks replay had adopted would otherwise
+      // keep the process alive, and write records after the lock was given up (found at 2 free descriptors).
+      await sup?.close().catch(() => {});
       if (!options.readOnly) await releaseStorageLock(store.root, incarnation);
       throw error;
     }
@@ -570,7 +574,10 @@ export class Supervisor {
       } else if (decision.kind === "adopt") {
         report.adopted.push(record.id);
         const adopted = decision.found ? await this.recordFound(record, decision.found) : record;
-        this.observe(adopted);
+        // Its evidence was gathered just now: until the watchers are in place, only a new exit code needs a look.
+        // Another full gathering for each of 1,000 adopted tasks took as long as replay itself (profiled).
+        const exit = this.store.paths(adopted.id).exit;
+        this.observe(adopted, undefined, () => readExitMarkerNow(exit).kind !== "empty");
         if (decision.resumeKill) void this.kill(record.id, { reason: record.killReason ?? undefined, state: record.killState ?? undefined });
       } else {
         toFinish.push({ record, decision });
@@ -700,7 +707,7 @@ export class Supervisor {
   // ---- observation ---------------------------------------------------------
 
   /** Watches a running task until it ends; every wake decides from fresh evidence. */
-  private observe(record: TaskRecord, child?: ChildProcess): void {
+  private observe(record: TaskRecord, child?: ChildProcess, firstLook?: () => boolean): void {
     if (this.watched.has(record.id) || this.closed) return;
     const id = record.id;
     this.watched.set(id, new TaskWatch({
@@ -709,6 +716,7 @@ export class Supervisor {
       ioDir: this.store.paths(id).io,
       placement: this.placements[record.placement],
       livenessIntervalMs: this.options.livenessIntervalMs,
+      firstLook,
       check: async () => {
         try {
           const decided = await this.decideNow(id);
