@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
 import { lstat, mkdir, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
@@ -54,11 +54,12 @@ export class TaskStore {
   /** Space for records on a full disk, shared by the live tasks (null when read-only). */
   private readonly reserves: ReservePool | null;
   /**
-   * The tasks not yet terminal on disk, as this store knows them: made here,
-   * or loaded live. Each holds its share of the reserves. `loaded` ones may
-   * still have the per-task reserves an older outlive made in their directory.
+   * The tasks not yet terminal on disk, as this store knows them: made here
+   * or loaded live, each with its share of the pool; or `legacy`: loaded
+   * with the per-task reserves an older outlive made in its directory, which
+   * it uses instead and which go at its end.
    */
-  private readonly live = new Map<string, "made" | "loaded">();
+  private readonly live = new Map<string, "pool" | "legacy">();
 
   private constructor(root: string, readOnly: boolean, reserves: ReservePool | null) {
     this.root = root;
@@ -133,7 +134,7 @@ export class TaskStore {
     const p = this.paths(record.id);
     const data = `${JSON.stringify(record, null, 2)}\n`;
     try {
-      this.reserves!.ensure(this.live.size + 1, reserveSizes(Buffer.byteLength(data), options.reserveBytes ?? DEFAULT_TERMINAL_EXTRA_BYTES));
+      this.reserves!.ensure(this.poolShares() + 1, reserveSizes(Buffer.byteLength(data), options.reserveBytes ?? DEFAULT_TERMINAL_EXTRA_BYTES));
     } catch (error) {
       throw this.storageError(this.reserves!.dir, error);
     }
@@ -149,7 +150,7 @@ export class TaskStore {
       await mkdir(p.io, { mode: 0o700 }).catch((e) => {
         throw this.storageError(p.io, e);
       });
-      this.live.set(record.id, "made");
+      this.live.set(record.id, "pool");
       await this.write(record);
     } catch (error) {
       this.live.delete(record.id);
@@ -266,25 +267,22 @@ export class TaskStore {
   }
 
   /**
-   * Gives the live tasks found on disk their share of the reserves, where
-   * an earlier life used some up or made them in the tasks' own directories.
-   * Where the disk has no room, what is there stays; the next `create`
-   * refuses to start a task without its share.
+   * Live tasks whose reserves are in the pool. The pool is topped up only
+   * when a task is made: what an earlier life made is still there for the
+   * tasks it adopted, and the records replay finishes at open would
+   * otherwise be counted while they are still live on disk.
    */
-  private topUpReserves(): void {
-    if (!this.reserves || this.live.size === 0) return;
-    try {
-      this.reserves.ensure(this.live.size, reserveSizes(TYPICAL_RECORD_BYTES, DEFAULT_TERMINAL_EXTRA_BYTES));
-    } catch {
-      // no room: see above
-    }
+  private poolShares(): number {
+    let n = 0;
+    for (const kind of this.live.values()) if (kind === "pool") n++;
+    return n;
   }
 
   /** A task's end is on disk: its share of the reserves stays in the pool for the next run. */
   private async ended(id: string): Promise<void> {
     const was = this.live.get(id);
     this.live.delete(id);
-    if (was === "loaded") await dropLegacyReserves(this.paths(id));
+    if (was === "legacy") await dropLegacyReserves(this.paths(id));
   }
 
   private assertWritable(): void {
@@ -384,7 +382,9 @@ export class TaskStore {
       }
       if (result.ok) {
         records.push(result.record);
-        if (!isTerminal(result.record.state) && !this.readOnly && !this.live.has(id)) this.live.set(id, "loaded");
+        if (!isTerminal(result.record.state) && !this.readOnly && !this.live.has(id)) {
+          this.live.set(id, existsSync(legacyReservePaths(this.paths(id)).terminal[0]) ? "legacy" : "pool");
+        }
       }
       else {
         const quarantinedTo = result.problem.kind === "corrupt" && options.quarantine !== false && !this.readOnly
@@ -394,7 +394,6 @@ export class TaskStore {
       }
     });
     records.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
-    this.topUpReserves();
     return { records, unreadable };
   }
 
@@ -430,9 +429,6 @@ export class TaskStore {
     });
   }
 }
-
-/** A live record's size for reserves made before its record is at hand (most are 1–2 KB; a long command more). */
-const TYPICAL_RECORD_BYTES = 4096;
 
 /** What a terminal reserve holds beyond the first record's size when the caller does not say: the output tail, the reason. */
 const DEFAULT_TERMINAL_EXTRA_BYTES = 32_768;
