@@ -17,7 +17,7 @@ const { values } = parseArgs({
   },
 });
 const N = Number(values.records);
-const TARGET_US = 100;
+const TARGET_US = 50;
 
 /** Mixed states as a long-lived storage holds them: mostly finished, some ended while down, some lost. */
 function makeStorage(n: number, endedShare: number): string {
