@@ -27,7 +27,8 @@
  * - The warden looks once more when the command is over (the wrapper's TERM)
  *   or the kill's group TERM reaches it, before it exits, and the wrapper
  *   waits for that look before its exit marker; after a deadline it looks
- *   through the grace, since the task may write most while it ends.
+ *   through the grace, since the task may write most while it ends (the
+ *   wrapper does not wait for it then: see the warden).
  * - Names are its own but for `nap`, `look` and `trim`: the warden's
  *   variables (`s`, `stop`, `end`, `left`, `t`, `up`, the wrapper's
  *   arguments) share the shell with it.

@@ -33,26 +33,27 @@ import type { TaskCommand } from "../store/record.ts";
  *   have been handed out again is signalled. KILL, because a TERM can reach
  *   the child between fork and exec, while it still has dash's catching
  *   handler, and be swallowed there. A flag, because a trap that trimmed
- *   could cut into a look under way. So no `sleep` outlives a task that
+ *   could cut into a look under way. The flag, not `wait`'s status, says
+ *   whether the sleep is to be waited for again: a second `wait` would not
+ *   tell an interrupted wait from a finished one (both shells return the
+ *   saved status again). So no `sleep` outlives a task that
  *   ended at once. Each process reaps what it started (the warden its
  *   sleeps, the wrapper its warden) before it exits: an orphan would linger
  *   as a zombie in the task's group until PID 1 reaps it, and the group
  *   would look alive to kill(-pgid, 0).
  * - On that TERM (the wrapper's, once the command is over, or the kill's
  *   group TERM) the warden looks once more and exits, and the wrapper waits
- *   for it, so the last trim lands before the exit marker. (A second `wait`
- *   for the command would not tell an interrupted wait from a finished one:
- *   both shells return the saved status again; so the wrapper ends the
- *   warden rather than waits for the command twice.)
- * - At the deadline the warden's trap becomes one that exits, and the flag is
- *   checked again, so a TERM from here on ends it before it touches
+ *   for it, so the last trim lands before the exit marker.
+ * - At the deadline the warden's trap becomes one that looks and exits, and
+ *   the flag is checked again, so a TERM from here on ends it before it touches
  *   TIMED_OUT_FILE; it creates that file before it stops heeding TERM
  *   (`trap '' TERM`, as its own group TERM reaches it too). The wrapper
  *   waits for the warden only while TIMED_OUT_FILE is absent, so it never
  *   waits on a warden that is ending the group (and would KILL the wrapper
- *   before its marker). Through the grace the warden keeps trimming; it is
- *   then the only process the wrapper leaves unreaped, and the group KILL
- *   at the grace's end ends it too.
+ *   before its marker). Through the grace the warden keeps trimming (the
+ *   task may write most while it ends), but the marker may then come before
+ *   its next look; it is then the only process the wrapper leaves unreaped,
+ *   and the group KILL at the grace's end ends it too.
  * - `SHELL -c -- "$2"`: a shell string that begins with `-` is the command, not options to the shell.
  * - The end is recorded in space reserved at the start, so a task that
  *   filled the disk still leaves its exit code: fd 3 holds 4 placeholder
