@@ -59,7 +59,7 @@ function script(pidFile: string): string {
   ].join("\n");
 }
 
-/** Every process of the task: its group (the wrapper and its watchdog included) and the escapees. */
+/** Every process of the task: its group (the wrapper and its warden included) and the escapees. */
 function taskPids(pgid: number, pidFile: string): number[] {
   const group = readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => readProcStat(pid)?.pgid === pgid);
   let escaped: number[] = [];
@@ -85,7 +85,7 @@ async function round(sup: Supervisor, storage: string, n: number): Promise<Round
   let pids: number[] = [];
   const ready = await waitUntil(() => {
     pids = taskPids(t.pgid!, pidFile);
-    // 50 of the task's own, plus the wrapper, its watchdog and the watchdog's sleep.
+    // 50 of the task's own, plus the wrapper, its warden and the warden's sleep.
     return pids.length >= PROCESSES + 3 && pids.every(isRunning);
   }, 10_000, 20);
   if (!ready) throw new Error(`only ${pids.length} of ${PROCESSES} processes started`);

@@ -14,6 +14,7 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { readDropped } from "../lib/output/dropped.ts";
 import { TRIM_SCRIPT } from "../lib/output/trim-loop.ts";
+import { wrapperArgv } from "../lib/spawn/wrapper.ts";
 
 const { values } = parseArgs({ args: process.argv.slice(2), options: { lines: { type: "string", default: "20000000" }, rounds: { type: "string", default: "3" } } });
 const N = Number(values.lines);
@@ -45,10 +46,12 @@ async function once(way: "none" | "punch" | "copytruncate") {
     const file = join(dir, "stdout");
     const fd = openSync(file, "a");
     const t0 = performance.now();
-    const writer = run(["seq", "1", String(N)], fd);
+    // Punching runs as in a task: the writer under the wrapper, whose warden trims beside it.
+    const seq = ["seq", "1", String(N)];
+    const writer = run(way === "punch" ? wrapperArgv({ command: { argv: seq }, enterCgroupProcs: null, deadlineSeconds: 0, graceMs: 100,
+      timedOutFile: join(dir, "timed-out"), trim: { script: TRIM_SCRIPT, maxBytes: MAX } }) : seq, fd);
     closeSync(fd);
-    const side = way === "punch" ? run(["/bin/sh", "-c", TRIM_SCRIPT, "outlive-trim", String(MAX), dir])
-      : way === "copytruncate" ? run(["/bin/sh", "-c", ROTATE, "rotate", String(MAX), file]) : null;
+    const side = way === "copytruncate" ? run(["/bin/sh", "-c", ROTATE, "rotate", String(MAX), file]) : null;
     await exit(writer);
     const seconds = (performance.now() - t0) / 1000;
     side?.kill("SIGTERM");

@@ -117,7 +117,7 @@ console.log(
     `${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}`,
 );
 console.log(
-  `  of which outlive's wrapper (/bin/sh, watchdog, exit marker): bare systemd-run --scope of the wrapper ${median(wrapped).toFixed(2)} ms ` +
+  `  of which outlive's wrapper (/bin/sh, warden, exit marker): bare systemd-run --scope of the wrapper ${median(wrapped).toFixed(2)} ms ` +
     `(${(median(wrapped) / median(base)).toFixed(2)}x); the supervisor's records, placement checks and observation: ${(median(ours) - median(wrapped)).toFixed(2)} ms`,
 );
 console.log(`  argv: ${(await placement.plan({ id: "t-example", backstopSeconds: 86_460, memoryMaxBytes: null })).prefix.join(" ")} …`);

@@ -21,7 +21,7 @@ const SLACK_SECONDS = 2;
 const TIMEOUT_SECONDS = 3;
 const TRAPPED = "trap 'echo term trap ran; exit 3' TERM; echo up";
 const LOOP = "while :; do sleep 0.1; done";
-/** Kills the wrapper's watchdog (the wrapper's other child) with KILL, so only systemd's backstop remains. */
+/** Kills the wrapper's warden (its other child, which keeps the deadline) with KILL, so only systemd's backstop remains. */
 const KILL_WATCHDOG = 'for p in $(pgrep -P $PPID); do [ "$p" = $$ ] || kill -KILL "$p"; done; echo watchdog gone';
 
 const scenario = defineScenario({

@@ -23,8 +23,8 @@ const scenario = defineScenario({
     const mod = await d.start();
     const t = await d.run({ id: "escaper", shell: ESCAPE });
     const dir: string = t.location.cgroupDir;
-    // Wait for the escapees themselves, not a count of processes: the wrapper's watchdog and output
-    // trimmer (and their sleeps) are in the scope before any setsid has run. Three sessions: the task's,
+    // Wait for the escapees themselves, not a count of processes: the wrapper's warden (deadline and
+    // output bound, and its sleep) is in the scope before any setsid has run. Three sessions: the task's,
     // `setsid sleep 300`'s, and the double-forked `sleep 301`'s.
     const sessionsOf = (pids: number[]) => new Set(pids.flatMap((pid) => readProcStat(pid)?.sid ?? []));
     const before = await ctx.waitFor("the escapees to start", () => {

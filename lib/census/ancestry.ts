@@ -2,7 +2,7 @@ import type { CensusProcess } from "./process-list.ts";
 
 /**
  * The leader's ancestors, their forks (a child with its parent's very argv:
- * not exec'd, so still the ancestor's own code, like a wrapper's watchdog
+ * not exec'd, so still the ancestor's own code, like a wrapper's warden
  * subshell) and everything below those forks. None of it was started by
  * the leader, so none of it is under the leader.
  *
@@ -13,7 +13,7 @@ import type { CensusProcess } from "./process-list.ts";
  * const all = [p(5, 1, ["wrapper"]), p(6, 5, ["wrapper"]), p(7, 6, ["sleep"]), p(10, 5, ["claude"])];
  * const byPid = new Map(all.map((x) => [x.pid, x]));
  * const children = new Map([[5, [all[1], all[3]]], [6, [all[2]]]]);
- * console.log([...ancestryOf(all[3], byPid, children, (x) => x.pgid === 5)]); // [5, 6, 7]: the wrapper, its watchdog fork, its sleep
+ * console.log([...ancestryOf(all[3], byPid, children, (x) => x.pgid === 5)]); // [5, 6, 7]: the wrapper, its warden fork, its sleep
  * ```
  */
 export function ancestryOf(

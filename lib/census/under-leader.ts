@@ -38,7 +38,7 @@ export interface CensusSources {
   /**
    * Processes of the leader's group or cgroup that are not under it: its
    * ancestors there (a task's wrapper) and their own forks (the wrapper's
-   * watchdog) with what runs below them. Their pids, for the record.
+   * warden) with what runs below them. Their pids, for the record.
    */
   notUnder: number[];
 }

@@ -6,8 +6,8 @@ export type HarnessLeader = { ok: true; leader: LeaderIdentity; process: CensusP
 
 /**
  * The harness itself among a task's processes: the one child of the task's
- * wrapper that runs the command. The wrapper's other child is its watchdog,
- * a fork of the wrapper with the wrapper's own argv. Fails closed when the
+ * wrapper that runs the command. The wrapper's other child is its warden
+ * (deadline and output bound), a fork of the wrapper with the wrapper's own argv. Fails closed when the
  * wrapper is gone or is not the recorded one, or when there is not exactly
  * one such child (not yet exec'd, already ended).
  *

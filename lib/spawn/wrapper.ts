@@ -8,38 +8,61 @@ import type { TaskCommand } from "../store/record.ts";
  * - ENTER: a `cgroup.procs` file to move itself into before any user code
  *   runs (empty for none). Exit 125 if that fails, so a task never runs
  *   outside the cgroup it was promised.
- * - DEADLINE: seconds until the watchdog ends the task even when no
+ * - DEADLINE: whole seconds until the warden ends the task even when no
  *   supervisor is alive (0 for none): it touches TIMED_OUT_FILE, sends TERM
- *   to the group, waits GRACE seconds, then KILL.
+ *   to the group, waits GRACE seconds (three decimals), then KILL.
+ * - TRIM (empty for none): the output trimmer's program (lib/output), which
+ *   the warden evals with MAXOUT and the io directory (TIMED_OUT_FILE's) as
+ *   $1 and $2; it defines `look` and leaves in `nap` the centiseconds until
+ *   the next look (empty: stop trimming).
+ * - The warden is one fork of the wrapper that keeps both the deadline and
+ *   the output bound, so a task costs the wrapper, the warden with one
+ *   `sleep` at a time, and the command; with no deadline and no TRIM there
+ *   is no warden. Being a fork, it has the wrapper's argv, which is how the
+ *   census and the harness launcher take it for the wrapper's own, not the
+ *   task's. It naps min(`nap`, time left) and reads the time from
+ *   /proc/uptime (a builtin `read`, no fork) after each nap, so naps do not
+ *   add up to a late deadline; with no TRIM it sleeps straight to it.
+ *   /proc/uptime is cut to centiseconds, so each end is one more, never early.
  * - The command gets no fd 3; the wrapper writes the exit code to fd 3 (the
  *   exit marker the supervisor opened create-exclusive) and exits with it.
- * - The watchdog's trap names its sleep by `$!`, set the moment the sleep
- *   is forked, and ends it with KILL: a TERM can reach the child between
- *   fork and exec, while it still has dash's catching handler, and be
- *   swallowed there; KILL cannot. So no `sleep DEADLINE` outlives a task
- *   that ended at once. Each process reaps what it ended (the watchdog its
- *   sleep, the wrapper its watchdog) before it exits: an orphan would linger
+ * - The warden's TERM trap only sets a flag and ends the sleep named in `s`
+ *   with KILL; `s` is set from `$!` right after the fork and the flag checked
+ *   again, so a TERM that lands between the fork and `s=$!` still ends the
+ *   sleep, and `s` is cleared once the sleep is reaped, so no pid that may
+ *   have been handed out again is signalled. KILL, because a TERM can reach
+ *   the child between fork and exec, while it still has dash's catching
+ *   handler, and be swallowed there. A flag, because a trap that trimmed
+ *   could cut into a look under way. The flag, not `wait`'s status, says
+ *   whether the sleep is to be waited for again: a second `wait` would not
+ *   tell an interrupted wait from a finished one (both shells return the
+ *   saved status again). So no `sleep` outlives a task that
+ *   ended at once. Each process reaps what it started (the warden its
+ *   sleeps, the wrapper its warden) before it exits: an orphan would linger
  *   as a zombie in the task's group until PID 1 reaps it, and the group
- *   would look alive to kill(-pgid, 0). The wrapper waits for the watchdog
- *   only while TIMED_OUT_FILE is absent: the watchdog creates it before it
- *   stops heeding TERM, so a wrapper never waits on a watchdog that is
- *   ending the group (and would KILL the wrapper before its marker).
+ *   would look alive to kill(-pgid, 0).
+ * - On that TERM (the wrapper's, once the command is over, or the kill's
+ *   group TERM) the warden looks once more and exits, and the wrapper waits
+ *   for it, so the last trim lands before the exit marker.
+ * - At the deadline the warden's trap becomes one that looks and exits, and
+ *   the flag is checked again, so a TERM from here on ends it before it touches
+ *   TIMED_OUT_FILE; it creates that file before it stops heeding TERM
+ *   (`trap '' TERM`, as its own group TERM reaches it too). The wrapper
+ *   waits for the warden only while TIMED_OUT_FILE is absent, so it never
+ *   waits on a warden that is ending the group (and would KILL the wrapper
+ *   before its marker). Through the grace the warden keeps trimming (the
+ *   task may write most while it ends), but the marker may then come before
+ *   its next look; it is then the only process the wrapper leaves unreaped,
+ *   and the group KILL at the grace's end ends it too.
  * - `SHELL -c -- "$2"`: a shell string that begins with `-` is the command, not options to the shell.
  * - The end is recorded in space reserved at the start, so a task that
  *   filled the disk still leaves its exit code: fd 3 holds 4 placeholder
  *   bytes (EXIT_MARKER_PLACEHOLDER) and `printf '%-3s\n'` overwrites exactly
- *   those; the watchdog renames TIMED_OUT_FILE.reserved (made at spawn) into
+ *   those; the warden renames TIMED_OUT_FILE.reserved (made at spawn) into
  *   place, and `: >` then sets its time without needing a block.
- * - The wrapper's wait for the watchdog says nothing: a TERM that lands
- *   before the watchdog's trap is set ends it by the signal, and dash would
+ * - The wrapper's wait for the warden says nothing: a TERM that lands
+ *   before the warden's trap is set ends it by the signal, and dash would
  *   print "Terminated" into the task's stderr (57 of 300 quick tasks, measured).
- * - TRIM (empty for none): the output trimmer's program (lib/output), run
- *   beside the command with MAXOUT and the io directory (TIMED_OUT_FILE's)
- *   as $1 and $2, in a fork of the wrapper like the watchdog (so the census
- *   and the harness launcher take it for the wrapper's own, not the task's),
- *   ended and reaped once the command is over, so its last trim lands
- *   before the exit marker. (A second `wait` would not tell an interrupted
- *   wait from a finished one: both shells return the saved status again.)
  * - A TERM to the wrapper only waits for the command, so a kill still leaves
  *   an exit marker when the command itself exits on TERM.
  */
@@ -49,23 +72,44 @@ if [ -n "$enter" ]; then
   echo $$ > "$enter" || { echo "outlive: could not enter the task's cgroup ($enter)" >&2; exit 125; }
 fi
 wd=
-if [ "$deadline" -gt 0 ]; then
+if [ "$deadline" -gt 0 ] || [ -n "$trim" ]; then
   (
-    trap 'kill -KILL $! 2>/dev/null; wait $!; exit 0' TERM
-    sleep "$deadline" </dev/null >/dev/null 2>&1 &
-    wait $!
+    nap= s= stop= end=
+    if [ "$deadline" -gt 0 ]; then read up _ </proc/uptime; end=$(( \${up%.*}\${up#*.} + deadline * 100 + 1 )); fi
+    if [ -n "$trim" ]; then set -- "$maxout" "\${timedout%/*}"; eval "$trim"; fi
+    finish() { [ -z "$nap" ] || look; exit 0; }
+    naps() {
+      while :; do
+        t=$nap
+        if [ -n "$1" ]; then
+          read up _ </proc/uptime; left=$(( $1 - \${up%.*}\${up#*.} ))
+          [ "$left" -gt 0 ] || return 0
+          [ -n "$t" ] && [ "$t" -le "$left" ] || t=$left
+        elif [ -z "$t" ]; then finish
+        fi
+        sleep $((t / 100)).$((t / 10 % 10))$((t % 10)) </dev/null >/dev/null 2>&1 &
+        s=$!
+        [ -z "$stop" ] || kill -KILL $s 2>/dev/null
+        wait $s
+        [ -z "$stop" ] || wait $s
+        s=
+        [ -z "$stop" ] || finish
+        [ -z "$nap" ] || look
+        [ -z "$stop" ] || finish
+      done
+    }
+    trap 'stop=1; [ -z "$s" ] || kill -KILL $s 2>/dev/null' TERM
+    naps "$end"
+    trap finish TERM
+    [ -z "$stop" ] || finish
     mv -f "$timedout.reserved" "$timedout" 2>/dev/null; : > "$timedout"
     trap '' TERM
     kill -TERM -$$ 2>/dev/null
-    sleep "$grace"
+    read up _ </proc/uptime
+    naps $(( \${up%.*}\${up#*.} + (\${grace%.*} * 1000 + 1\${grace#*.} - 991) / 10 + 1 ))
     kill -KILL -$$ 2>/dev/null
   ) 3>&- </dev/null >/dev/null 2>&1 &
   wd=$!
-fi
-tr=
-if [ -n "$trim" ]; then
-  ( set -- "$maxout" "\${timedout%/*}"; eval "$trim" ) 3>&- </dev/null >/dev/null 2>&1 &
-  tr=$!
 fi
 trap 'got_term=1' TERM
 if [ "$mode" = shell ]; then
@@ -75,7 +119,6 @@ else
 fi
 rc=$?
 if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd 2>/dev/null; fi
-if [ -n "$tr" ]; then kill $tr 2>/dev/null; wait $tr 2>/dev/null; fi
 printf '%-3s\n' "$rc" >&3
 exit "$rc"`;
 
@@ -86,7 +129,7 @@ export interface WrapperArgs {
   command: TaskCommand;
   /** `cgroup.procs` to enter, or null. */
   enterCgroupProcs: string | null;
-  /** Whole seconds until the watchdog fires; 0 for none. */
+  /** Whole seconds until the warden ends the task; 0 for none. */
   deadlineSeconds: number;
   graceMs: number;
   timedOutFile: string;

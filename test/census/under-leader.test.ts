@@ -170,7 +170,7 @@ describe("underLeader on real processes", () => {
 describe("underLeader with the cgroup source (plain data)", () => {
   const wrapperArgv = ["/bin/sh", "-c", "wrapper", "outlive-task"];
   const withArgv = (p: CensusProcess, argv: string[]): CensusProcess => ({ ...p, argv });
-  // 5: the task's wrapper (group leader); 6: its watchdog (a fork: same argv) and 7 the watchdog's sleep;
+  // 5: the task's wrapper (group leader); 6: its warden (a fork: same argv) and 7 the warden's sleep;
   // 10: the harness; 11: its child; 20: a setsid + double-forked escapee (ppid 1, own group); 21: a zombie in the cgroup.
   const processes = [
     proc(1, 0, 1),

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/module-client.ts";
 import { CgroupV2Placement, type OutputChunk, readProcStat, Supervisor } from "../../lib/mod.ts";
 import { TRIM_SCRIPT } from "../../lib/output/mod.ts";
+import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const cleanups: Array<() => void> = [];
@@ -176,8 +177,16 @@ describe("the output bound", () => {
       const quick = await sup.run({ shell: "echo hi" });
       await sup.wait(quick.id);
       const slow = await sup.run({ shell: "while :; do echo tick; sleep 0.01; done" });
+      // The warden's nap (`sleep 0.10` … `sleep 1.60`); the task's own `sleep 0.01`s come and go meanwhile.
+      const cmdline = (pid: number) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+        } catch {
+          return "";
+        }
+      };
       await waitFor("the trimmer to be running in the task's group", () =>
-        groupMembers(slow.pgid!).some((pid) => /^sleep\0(0\.[1248]|1\.6)\0$/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"))));
+        groupMembers(slow.pgid!).some((pid) => /^sleep\0(0\.[1248]0|1\.60)\0$/.test(cmdline(pid))));
       await sup.kill(slow.id, { graceMs: 2000 });
       for (const t of [quick, slow]) await waitFor(`the group of ${t.id} to be empty`, () => groupMembers(t.pgid!).length === 0, 5000);
       expect(sup.get(slow.id).state).toBe("killed");
@@ -211,12 +220,21 @@ describe("the output bound", () => {
       return;
     }
     cleanups.push(() => spawnSync("chattr", ["-a", join(io, "stdout")]));
-    const writer = spawn("/bin/sh", ["-c", `head -c 100000 /dev/zero >> ${io}/stdout; exec /bin/sh -c "$0" outlive-trim 4096 ${io}`, TRIM_SCRIPT], { stdio: "ignore" });
+    // The trimmer runs where it always does, in the wrapper's warden; the task goes on writing after it gave up.
+    const argv = wrapperArgv({
+      command: { shell: `head -c 100000 /dev/zero >> ${io}/stdout; while [ ! -e ${io}/trim-failed ]; do sleep 0.05; done; echo more >> ${io}/stdout` },
+      enterCgroupProcs: null,
+      deadlineSeconds: 0,
+      graceMs: 100,
+      timedOutFile: join(io, "timed-out"),
+      trim: { script: TRIM_SCRIPT, maxBytes: 4096 },
+    });
+    const writer = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "ignore", "ignore", "pipe"] });
     const exited = new Promise((resolve) => writer.on("exit", resolve));
     await waitFor("the trimmer to give up", () => existsSync(join(io, "trim-failed")), 10_000);
     expect(await exited).toBe(0);
     expect(readFileSync(join(io, "trim-failed"), "utf8")).toMatch(/fallocate --punch-hole failed on .*\/stdout/);
-    expect(statSync(join(io, "stdout")).size).toBe(100000);
+    expect(statSync(join(io, "stdout")).size).toBe(100005);
   });
 
   it("keeps everything with maxOutputBytes 0", async () => {

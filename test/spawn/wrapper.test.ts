@@ -5,6 +5,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readProcStat } from "../../lib/mod.ts";
+import { TRIM_SCRIPT } from "../../lib/output/mod.ts";
 import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
 import { groupHasAnyMember } from "../support/group.ts";
 
@@ -31,7 +32,7 @@ function survivors(pgids: Set<number>): number[] {
 
 /** True while any process, a zombie too, is in group `pgid` (what kill(-pgid, 0) answers). */
 describe("the wrapper", () => {
-  it("leaves not even a zombie in its group once it is reaped: it reaps its watchdog, the watchdog its sleep (50 runs)", async () => {
+  it("leaves not even a zombie in its group once it is reaped: it reaps its warden, the warden its sleep (50 runs)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "outlive-wrapper-"));
     const lingering: number[] = [];
     for (let i = 0; i < 50; i++) {
@@ -44,7 +45,7 @@ describe("the wrapper", () => {
     expect(lingering).toEqual([]);
   });
 
-  it("leaves no watchdog behind when the command ends at once (200 runs)", async () => {
+  it("leaves no warden behind when the command ends at once (200 runs)", async () => {
     const pgids = new Set<number>();
     for (let i = 0; i < 200; i++) {
       const argv = wrapperArgv({ command: { argv: ["true"] }, enterCgroupProcs: null, deadlineSeconds: 86_000, graceMs: 100, timedOutFile: "/dev/null" });
@@ -56,7 +57,7 @@ describe("the wrapper", () => {
     expect(left).toEqual([]);
   });
 
-  it("the watchdog ends the task at its deadline and marks it", async () => {
+  it("the warden ends the task at its deadline and marks it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "outlive-wrapper-"));
     const marker = join(dir, "timed-out");
     const argv = wrapperArgv({ command: { shell: "trap 'echo term; exit 143' TERM; sleep 30 & wait" }, enterCgroupProcs: null, deadlineSeconds: 1, graceMs: 500, timedOutFile: marker });
@@ -66,6 +67,55 @@ describe("the wrapper", () => {
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(r.stdout).toBe("term\n");
     expect(readFileSync(marker, "utf8")).toBe("");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a task with a deadline and a bound costs the wrapper, one warden with one sleep, and the command", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "outlive-wrapper-"));
+    const argv = wrapperArgv({
+      command: { argv: ["sleep", "5"] },
+      enterCgroupProcs: null,
+      deadlineSeconds: 86_000,
+      graceMs: 100,
+      timedOutFile: join(dir, "timed-out"),
+      trim: { script: TRIM_SCRIPT, maxBytes: 4096 },
+    });
+    const child = spawn(argv[0], argv.slice(1), { detached: true, stdio: ["ignore", "ignore", "inherit", "pipe"] });
+    const closed = new Promise((r) => child.once("close", r));
+    try {
+      // Past the first naps, into the backoff: still one sleep at a time.
+      await new Promise((r) => setTimeout(r, 700));
+      const members = survivors(new Set([child.pid!])).map((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(0, -1));
+      const wrappers = members.filter((a) => a[3] === "outlive-task");
+      expect(wrappers.length).toBe(2);
+      expect(members.filter((a) => a[3] !== "outlive-task").map((a) => a[0]).sort()).toEqual(["sleep", "sleep"]);
+    } finally {
+      process.kill(-child.pid!, "SIGKILL");
+      await closed;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the warden keeps its deadline while it trims: naps do not add up", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "outlive-wrapper-"));
+    const marker = join(dir, "timed-out");
+    const argv = wrapperArgv({
+      command: { shell: "trap 'echo term; exit 143' TERM; sleep 30 & wait" },
+      enterCgroupProcs: null,
+      deadlineSeconds: 2,
+      graceMs: 300,
+      timedOutFile: marker,
+      trim: { script: TRIM_SCRIPT, maxBytes: 4096 },
+    });
+    const started = Date.now();
+    const r = await run(argv);
+    const took = Date.now() - started;
+    // The TERM at 2 s ends the command and its sleep, not a nap later.
+    expect(took).toBeGreaterThanOrEqual(2000);
+    expect(took).toBeLessThan(2500);
+    expect(r.stdout).toBe("term\n");
+    expect(readFileSync(marker, "utf8")).toBe("");
+    expect(r.code).toBe(143);
     rmSync(dir, { recursive: true, force: true });
   });
 
