@@ -124,6 +124,8 @@ export class Supervisor {
   private keyed!: KeyedTasks;
   private readonly bootIdNow = bootId();
   private readonly deadIncarnations = new Map<string, Promise<boolean | null>>();
+  /** Answers under way, shared by everyone asking meanwhile (see incarnationAlive). */
+  private readonly askingIncarnations = new Map<string, Promise<boolean | null>>();
   private control: ControlServer | null = null;
   private readonly purger: Purger;
   /** A prune by the retention rule under way, started by an ack. */
@@ -674,13 +676,16 @@ export class Supervisor {
    */
   private incarnationAlive(id: string): Promise<boolean | null> {
     if (id === this.incarnation.id) return Promise.resolve(true);
-    const known = this.deadIncarnations.get(id);
+    const known = this.deadIncarnations.get(id) ?? this.askingIncarnations.get(id);
     if (known) return known;
     const answer = loadIncarnation(this.store.root, id).then((inc) => (inc ? incarnationAlive(inc, this.bootIdNow) : null));
+    // Replay asks for all of an incarnation's tasks at once: they share the one question under way
+    // (1,000 adopted tasks read the same incarnation file 1,000 times, profiled).
+    this.askingIncarnations.set(id, answer);
     // The failure (EMFILE reading /proc, say) is the caller's to report; this side branch must not be an unhandled rejection.
     void answer.then((alive) => {
       if (alive === false) this.deadIncarnations.set(id, answer);
-    }, () => {});
+    }, () => {}).finally(() => this.askingIncarnations.delete(id));
     return answer;
   }
 
