@@ -22,28 +22,42 @@ export interface Violation {
  * only: an `exited` task has the code it was made to exit with; `killed`
  * only when a kill was asked for or the final stop ended it; `lost` only for
  * a spawn that a restart cut short (never for a started task in a cgroup
- * placement, which must survive every restart).
+ * placement, which must survive every restart). A task whose completion was
+ * acknowledged may be gone from the storage (retention removes finished,
+ * acknowledged tasks beyond its `keep`); the record its completion carried
+ * is then checked instead, as of when it was delivered.
  */
-export function checkOutcomes(records: TaskRecord[], truths: Map<string, TaskTruth>, opts: { finalStop: boolean; survivingPlacement: boolean }): Violation[] {
+export function checkOutcomes(
+  records: TaskRecord[],
+  truths: Map<string, TaskTruth>,
+  opts: { finalStop: boolean; survivingPlacement: boolean },
+  acknowledged: ReadonlyMap<string, TaskRecord> = new Map(),
+): Violation[] {
   const violations: Violation[] = [];
   const byId = new Map(records.map((r) => [r.id, r]));
   for (const [id, truth] of truths) {
-    const r = byId.get(id);
+    let r = byId.get(id);
+    let finalStop = opts.finalStop;
     if (!r) {
-      if (truth.acknowledgedRun) violations.push({ id, rule: "no record lost", detail: "started, but no record in the storage" });
+      r = acknowledged.get(id);
+      // Delivered before the final stop, if there was one: that stop did not end it.
+      finalStop = false;
+    }
+    if (!r) {
+      if (truth.acknowledgedRun) violations.push({ id, rule: "no record lost", detail: "started, but no record in the storage, and no acknowledged completion" });
       continue;
     }
     if (!isTerminal(r.state)) {
-      if (opts.finalStop) violations.push({ id, rule: "one terminal outcome", detail: `still ${r.state} after the final stop` });
+      if (finalStop) violations.push({ id, rule: "one terminal outcome", detail: `still ${r.state} after the final stop` });
       continue;
     }
     const expected = truth.task.expectedExit;
     if (r.state === "exited" && r.exitCode !== expected) {
       // A TERM from a kill or a stop may end a task with 143 before its own exit: only then is another code true.
-      const killedByUs = (truth.killRequested || opts.finalStop) && r.exitCode !== null && r.exitCode >= 128;
+      const killedByUs = (truth.killRequested || finalStop) && r.exitCode !== null && r.exitCode >= 128;
       if (!killedByUs) violations.push({ id, rule: "true exit code", detail: `exited ${r.exitCode}, was made to exit ${expected}` });
     }
-    if (r.state === "killed" && !truth.killRequested && !opts.finalStop) {
+    if (r.state === "killed" && !truth.killRequested && !finalStop) {
       violations.push({ id, rule: "killed only on request", detail: r.reason ?? "" });
     }
     if (r.state === "lost") {

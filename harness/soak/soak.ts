@@ -70,7 +70,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     moduleCgroupParent: o.moduleCgroupParent,
   });
   const truths = new Map<string, TaskTruth>();
-  const deliveries: Array<{ id: string; acknowledged: boolean }> = [];
+  const deliveries: Array<{ id: string; acknowledged: boolean; record: TaskRecord }> = [];
+  /** Tasks whose completion was acknowledged, with the record it carried: retention may remove them from the storage. */
+  const acknowledged = () => new Map(deliveries.filter((d) => d.acknowledged).map((d) => [d.id, d.record]));
   const faults: Record<FaultKind, number> = { restart: 0, crash: 0, "kill-during-replay": 0, "sigkill-module": 0 };
   // Processes outside outlive that no task kill may ever touch.
   const bystanders: ChildProcess[] = Array.from({ length: 3 }, () => spawn("sleep", ["3600"], { stdio: "ignore", detached: true }));
@@ -87,7 +89,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       for (; seen < m.events.length; seen++) {
         const e = m.events[seen];
         if (e.event !== "completion") continue;
-        const d = { id: e.task.id as string, acknowledged: false };
+        const d = { id: e.task.id as string, acknowledged: false, record: e.task as TaskRecord };
         deliveries.push(d);
         m.request("ack", { id: d.id }, 10_000).then(() => (d.acknowledged = true), () => {});
       }
@@ -141,7 +143,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       follow(mod);
       survived++;
       const now: TaskRecord[] = (await mod.request("list")).tasks;
-      const found = checkOutcomes(now, truths, { finalStop: false, survivingPlacement: placement !== "process-group" });
+      const found = checkOutcomes(now, truths, { finalStop: false, survivingPlacement: placement !== "process-group" }, acknowledged());
       if (fault === "restart" && placement !== "process-group") {
         // A drain lets runs and kills under way finish: a restart with notice loses nothing, not even a spawn.
         const lostBefore = new Set(records.filter((r) => r.state === "lost").map((r) => r.id));
@@ -162,13 +164,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await mod.drain("restart");
     violations = dedupe([
       ...violations,
-      ...checkOutcomes(final, truths, { finalStop: true, survivingPlacement: placement !== "process-group" }),
+      ...checkOutcomes(final, truths, { finalStop: true, survivingPlacement: placement !== "process-group" }, acknowledged()),
       ...checkCompletions(deliveries, final.filter((r) => isTerminal(r.state)).map((r) => r.id)),
     ]);
     const leftovers = findLeftovers(final);
     const outcomes: Record<string, number> = {};
     const outcomesByKind: Record<string, Record<string, number>> = {};
-    for (const r of final) {
+    // Every task's end: as stored, or as its acknowledged completion carried it when retention has removed it since.
+    const stored = new Set(final.map((r) => r.id));
+    const ends = [...final, ...[...acknowledged().values()].filter((r) => !stored.has(r.id))];
+    for (const r of ends) {
       outcomes[r.state] = (outcomes[r.state] ?? 0) + 1;
       const kind = truths.get(r.id)?.task.kind ?? "unknown";
       outcomesByKind[kind] ??= {};
@@ -181,7 +186,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       placement,
       restartsSurvived: survived,
       faults,
-      tasksRun: final.length,
+      tasksRun: ends.length,
       outcomes,
       outcomesByKind,
       completionsDelivered: deliveries.length,
