@@ -23,9 +23,10 @@ export interface Violation {
  * only when a kill was asked for or the final stop ended it; `lost` only for
  * a spawn that a restart cut short (never for a started task in a cgroup
  * placement, which must survive every restart). A task whose completion was
- * acknowledged may be gone from the storage (retention removes finished,
- * acknowledged tasks beyond its `keep`); the record its completion carried
- * is then checked instead, as of when it was delivered.
+ * delivered and acknowledged may be gone from the storage (retention removes
+ * finished, acknowledged tasks beyond its `keep`); the record its completion
+ * carried is then checked instead, as of when it was delivered. A task gone
+ * without a completion is a lost record.
  */
 export function checkOutcomes(
   records: TaskRecord[],
@@ -44,7 +45,7 @@ export function checkOutcomes(
       finalStop = false;
     }
     if (!r) {
-      if (truth.acknowledgedRun) violations.push({ id, rule: "no record lost", detail: "started, but no record in the storage, and no acknowledged completion" });
+      if (truth.acknowledgedRun) violations.push({ id, rule: "no record lost", detail: "started, but no record in the storage, and no completion delivered" });
       continue;
     }
     if (!isTerminal(r.state)) {
