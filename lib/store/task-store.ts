@@ -230,19 +230,20 @@ export class TaskStore {
       if (!isNoSpace(error)) throw this.storageError(p.record, error);
       // A task's output may fill the disk at any moment after it starts. Ends have reserves of their own
       // kind, so the live writes (running, killing) can never use up the space of an end.
-      await this.writeIntoReserves(record, data, durable).catch((reserveError) => {
-        throw this.storageError(p.record, reserveError ?? error);
+      const written = await this.writeIntoReserves(record, data, durable).catch((reserveError) => {
+        throw this.storageError(p.record, reserveError);
       });
+      if (!written) throw this.storageError(p.record, error);
     }
     if (isTerminal(record.state)) await this.ended(record.id);
   }
 
   /**
    * Writes a record on a full disk: into a reserve of the pool, else (a task
-   * an older outlive started) into one in its own directory. Rejects with
-   * null when no reserve is left.
+   * an older outlive started) into one in its own directory. False when no
+   * reserve is left.
    */
-  private async writeIntoReserves(record: TaskRecord, data: string, durable: boolean): Promise<void> {
+  private async writeIntoReserves(record: TaskRecord, data: string, durable: boolean): Promise<boolean> {
     const p = this.paths(record.id);
     const kind: ReserveKind = isTerminal(record.state) ? "terminal" : "live";
     const bytes = Buffer.byteLength(data);
@@ -250,7 +251,8 @@ export class TaskStore {
       const reserve = this.reserves!.take(kind, bytes);
       if (reserve === null) break;
       try {
-        return await writeIntoReserve(reserve, p.record, data, p.dir, durable);
+        await writeIntoReserve(reserve, p.record, data, p.dir, durable);
+        return true;
       } catch (error) {
         // Cut short when it was made (then it was found too small), or gone: the next one is tried.
         if ((error as { code?: string }).code !== "ENOENT" && !isNoSpace(error)) throw error;
@@ -258,12 +260,13 @@ export class TaskStore {
     }
     for (const reserve of legacyReservePaths(p)[kind]) {
       try {
-        return await writeIntoReserve(reserve, p.record, data, p.dir, durable);
+        await writeIntoReserve(reserve, p.record, data, p.dir, durable);
+        return true;
       } catch (error) {
         if ((error as { code?: string }).code !== "ENOENT") throw error;
       }
     }
-    throw null;
+    return false;
   }
 
   /**
@@ -456,12 +459,10 @@ function legacyReservePaths(p: TaskPaths): Record<ReserveKind, string[]> {
  * for want of one and would leave half a task directory behind.
  */
 function removeMade(p: TaskPaths): void {
-  for (const file of [p.record]) {
-    try {
-      unlinkSync(file);
-    } catch {
-      // never made
-    }
+  try {
+    unlinkSync(p.record);
+  } catch {
+    // never made
   }
   for (const dir of [p.io, p.dir]) {
     try {
