@@ -11,8 +11,8 @@
  *   node dist/bench/engines.js [--rounds N] [--suites bookworm,trixie] [--engines nspawn,podman,host]
  */
 import { parseArgs } from "node:util";
-import { bootContainer, type EngineName, type Suite } from "../harness/container/mod.ts";
-import { engineMissing } from "../harness/container/preflight.ts";
+import { bootContainer, type EngineName, type Suite } from "../harness/host/container/mod.ts";
+import { engineMissing } from "../harness/host/container/preflight.ts";
 import { parseSuites } from "./in-container.ts";
 import { median } from "./quantile.ts";
 

@@ -4,7 +4,7 @@
  * lingering user, with its user manager, or as root), print what it
  * printed, tear down. The project is bound at /work/project inside.
  */
-import { bootContainer, cannotRunHereReason, type Suite } from "../harness/container/mod.ts";
+import { bootContainer, cannotRunHereReason, type Suite } from "../harness/host/container/mod.ts";
 
 export async function runBenchInContainer(suite: Suite, script: string, args: string[], as: "user" | "root"): Promise<number> {
   const missing = await cannotRunHereReason();

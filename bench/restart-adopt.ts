@@ -18,10 +18,10 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { bootContainer, describeFailure, type Suite } from "../harness/container/mod.ts";
-import { defineScenario } from "../harness/scenario/define.ts";
-import { runScenarioIn } from "../harness/scenario/host-run.ts";
-import { SYSTEMD_SUITES } from "../harness/scenario/run-suites.ts";
+import { bootContainer, describeFailure, type Suite } from "../harness/host/container/mod.ts";
+import { defineScenario } from "../harness/shared/define.ts";
+import { runScenarioIn } from "../harness/host/run-in.ts";
+import { SYSTEMD_SUITES } from "../harness/host/run-suites.ts";
 import { median } from "./quantile.ts";
 
 /** Task counts measured by default; 0 is the baseline. */

@@ -22,16 +22,16 @@
  * });
  * ```
  */
-export { defineScenario, DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario } from "./scenario/define.ts";
-export { ScenarioSkip } from "./scenario/skip.ts";
-export type { ScenarioContext } from "./scenario/context.ts";
-export type { ScenarioDaemon } from "./scenario/scenario-daemon.ts";
-export { DaemonSimulator, type DaemonModule, type RestartMark, type SimulatorOptions } from "./daemon/simulator.ts";
-export type { ForeignModule } from "./daemon/foreign-module.ts";
-export type { ForeignModuleSpec } from "./daemon/foreign-spec.ts";
-export type { ModuleProcess } from "./module-client.ts";
-export type { Check, Mark, ScenarioReport, TaskFacts, Verdict } from "./scenario/report.ts";
-export { judge, type Judgement, type Outcome } from "./scenario/judge.ts";
+export { defineScenario, DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario } from "./shared/define.ts";
+export { ScenarioSkip } from "./shared/skip.ts";
+export type { ScenarioContext } from "./inside/context.ts";
+export type { ScenarioDaemon } from "./inside/scenario-daemon.ts";
+export { DaemonSimulator, type DaemonModule, type RestartMark, type SimulatorOptions } from "./inside/daemon/simulator.ts";
+export type { ForeignModule } from "./inside/daemon/foreign-module.ts";
+export type { ForeignModuleSpec } from "./inside/daemon/foreign-spec.ts";
+export type { ModuleProcess } from "./inside/module/module-client.ts";
+export type { Check, Mark, ScenarioReport, TaskFacts, Verdict } from "./shared/report.ts";
+export { judge, type Judgement, type Outcome } from "./shared/judge.ts";
 /**
  * zx's `$` (also `ctx.$`), for driving a tool's CLI inside the container.
  *

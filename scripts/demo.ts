@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { DaemonSimulator } from "../harness/daemon/simulator.ts";
+import { DaemonSimulator } from "../harness/inside/daemon/simulator.ts";
 import { isTerminal, type TaskRecord } from "../lib/mod.ts";
 import { viewStorage } from "./commands/storage-view.ts";
 import { formatTable } from "./commands/task-table.ts";

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { $ } from "zx";
-import { projectRoot } from "../harness/module-client.ts";
+import { projectRoot } from "../harness/inside/module/module-client.ts";
 
 const { values, positionals: vitestFilters } = parseArgs({
   args: process.argv.slice(2),
@@ -107,10 +107,10 @@ if (!values["no-deno"]) {
   });
 }
 
-if (!values["no-scenarios"] && existsSync(join(root, "dist/harness/scenarios.js"))) {
+if (!values["no-scenarios"] && existsSync(join(root, "dist/harness/run-scenarios.js"))) {
   const report = join(mkdtempSync(join(tmpdir(), "outlive-scenarios-")), "summary.json");
   const junit = junitDir ? ["--junit", join(junitDir, "scenarios.xml")] : [];
-  const run = await $`node dist/harness/scenarios.js --summary-json ${report} ${junit}`;
+  const run = await $`node dist/harness/run-scenarios.js --summary-json ${report} ${junit}`;
   let t: Tally = { suite: "scenarios (harness)", passed: 0, failed: 0, skipped: 0, broken: true };
   if (existsSync(report)) {
     const j = JSON.parse(readFileSync(report, "utf8"));

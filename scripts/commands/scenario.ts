@@ -1,13 +1,13 @@
 import { existsSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { resolveOptions, type Suite } from "../../harness/container/mod.ts";
-import { projectRoot } from "../../harness/module-client.ts";
-import { planFiles, unreadableBinds } from "../../harness/scenario/file-plan.ts";
-import type { ScenarioResult } from "../../harness/scenario/host-run.ts";
-import { loadScenarioFile } from "../../harness/scenario/load-file.ts";
-import { isScenarioName, loadScenario, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../../harness/scenario/registry.ts";
-import { EXIT_CODES } from "../../harness/scenario/report.ts";
-import { formatSummary, type RunTarget, runSuites, summaryJson, SYSTEMD_SUITES } from "../../harness/scenario/run-suites.ts";
+import { resolveOptions, type Suite } from "../../harness/host/container/mod.ts";
+import { projectRoot } from "../../harness/inside/module/module-client.ts";
+import { planFiles, unreadableBinds } from "../../harness/host/file-plan.ts";
+import type { ScenarioResult } from "../../harness/host/run-in.ts";
+import { loadScenarioFile } from "../../harness/shared/load-file.ts";
+import { isScenarioName, loadScenario, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../../harness/shared/registry.ts";
+import { EXIT_CODES } from "../../harness/shared/report.ts";
+import { formatSummary, type RunTarget, runSuites, summaryJson, SYSTEMD_SUITES } from "../../harness/host/run-suites.ts";
 import { parseFlags } from "./supervisor-flags.ts";
 import { UsageError } from "./usage-error.ts";
 

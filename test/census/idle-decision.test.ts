@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { classifyMembers, mayRetireIdle, readLaunchRecord, takeSnapshot, underLeader, type LaunchInputs } from "../../lib/census/mod.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
-import { UNREAPED_CHILD } from "../../harness/scenario/unreaped-child.ts";
+import { UNREAPED_CHILD } from "../../harness/inside/kits/unreaped-child.ts";
 import { endStarted, SERVER_SCRIPT, startHarness, started, waitFor, type RunningHarness } from "./harness-process.ts";
 
 let root: string;

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { takeSnapshot, underLeader, type CensusProcess, type ProcessSnapshot } from "../../lib/census/mod.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
-import { UNREAPED_CHILD } from "../../harness/scenario/unreaped-child.ts";
+import { UNREAPED_CHILD } from "../../harness/inside/kits/unreaped-child.ts";
 import { endStarted, startHarness, started, waitFor } from "./harness-process.ts";
 
 afterEach(() => endStarted());

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { XMLParser } from "fast-xml-parser";
 import { afterAll, describe, expect, it } from "vitest";
-import { hostEngineMissing } from "../../harness/container/host.ts";
-import { junitXml } from "../../harness/scenario/junit.ts";
+import { hostEngineMissing } from "../../harness/host/container/host.ts";
+import { junitXml } from "../../harness/host/junit.ts";
 
 const root = join(__dirname, "..", "..");
 const temp = mkdtempSync(join(tmpdir(), "outlive-junit-"));
@@ -29,7 +29,7 @@ describe("JUnit output", () => {
     const file = join(temp, "scenarios.xml");
     // --engine host is the one engine whose verdict this host decides cheaply: skipped where PID 1 is not systemd.
     const missing = await hostEngineMissing();
-    const r = spawnSync(process.execPath, [join(root, "dist/harness/scenarios.js"), "arguments", "startup-cleanup", "--engine", "host", "--junit", file], {
+    const r = spawnSync(process.execPath, [join(root, "dist/harness/run-scenarios.js"), "arguments", "startup-cleanup", "--engine", "host", "--junit", file], {
       encoding: "utf8", timeout: 300_000,
     });
     expect(existsSync(file), r.stderr).toBe(true);

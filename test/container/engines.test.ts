@@ -1,12 +1,12 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { bootContainer, type Suite } from "../../harness/container/mod.ts";
-import { cgroupHierarchies, LIBPOD_PARENT } from "../../harness/container/oci-cgroups.ts";
-import { engineEnv } from "../../harness/container/oci-engine.ts";
-import { findProjectRoot } from "../../harness/container/options.ts";
-import { engineMissing } from "../../harness/container/preflight.ts";
-import { runCommand } from "../../harness/container/command.ts";
+import { bootContainer, type Suite } from "../../harness/host/container/mod.ts";
+import { cgroupHierarchies, LIBPOD_PARENT } from "../../harness/host/container/oci-cgroups.ts";
+import { engineEnv } from "../../harness/host/container/oci-engine.ts";
+import { findProjectRoot } from "../../harness/host/container/options.ts";
+import { engineMissing } from "../../harness/host/container/preflight.ts";
+import { runCommand } from "../../harness/host/container/command.ts";
 
 const root = findProjectRoot();
 const SYSTEMD: Record<Suite, number> = { bookworm: 252, trixie: 257 };
@@ -56,7 +56,7 @@ describe.skipIf(nspawnMissing !== null)("--engine host, inside a systemd contain
     try {
       // The project's cache may be a symlink out of the bind mount: the inner runner keeps its state in /tmp.
       const run = await c.exec([
-        "/usr/local/bin/node", "dist/harness/scenarios.js", "restart-adopt", "arguments",
+        "/usr/local/bin/node", "dist/harness/run-scenarios.js", "restart-adopt", "arguments",
         "--engine", "host", "--cache-dir", "/tmp/outlive-cache", "--junit", "/tmp/host.xml",
       ], { timeoutMs: 240_000 });
       expect(run.exitCode, run.stdout + run.stderr).toBe(0);
@@ -68,7 +68,7 @@ describe.skipIf(nspawnMissing !== null)("--engine host, inside a systemd contain
 
       // A user the host lacks is made with lingering, and teardown removes both.
       const made = await c.exec(["/usr/local/bin/node", "--input-type=module", "-e", `
-        import { bootContainer } from "/work/project/dist/harness/container/mod.js";
+        import { bootContainer } from "/work/project/dist/harness/host/container/mod.js";
         const h = await bootContainer({ engine: "host", user: "outlive-made", uid: 1500, cacheDir: "/tmp/outlive-cache" }, () => {});
         const during = h.info.readiness.systemState;
         const down = await h.teardown();

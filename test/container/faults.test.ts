@@ -3,9 +3,9 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { bootContainer, cannotRunHereReason, ContainerError, describeFailure } from "../../harness/container/mod.ts";
-import { findHostCgroups, launchCgroupDirs } from "../../harness/container/host-cgroup.ts";
-import { findProjectRoot } from "../../harness/container/options.ts";
+import { bootContainer, cannotRunHereReason, ContainerError, describeFailure } from "../../harness/host/container/mod.ts";
+import { findHostCgroups, launchCgroupDirs } from "../../harness/host/container/host-cgroup.ts";
+import { findProjectRoot } from "../../harness/host/container/options.ts";
 
 const missing = await cannotRunHereReason();
 if (missing) console.log(`test/container: skipping fault tests that need root and nspawn: ${missing}`);

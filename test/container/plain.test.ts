@@ -2,17 +2,17 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ContainerError, describeFailure } from "../../harness/container/errors.ts";
-import { findHostCgroups, launchCgroupDirs } from "../../harness/container/host-cgroup.ts";
-import { mountsUnder } from "../../harness/container/mounts.ts";
-import { nspawnArgv } from "../../harness/container/nspawn.ts";
-import { needsCgroup2Mount } from "../../harness/container/cgroup2-mount.ts";
-import { ociRunArgv } from "../../harness/container/oci.ts";
-import { testImageTag } from "../../harness/container/oci-image.ts";
-import { linkedNodeModules, resolveOptions } from "../../harness/container/options.ts";
-import { classifySystemState, parseSystemdVersion } from "../../harness/container/readiness.ts";
-import { PACKAGES, recipeFor, recipeHash } from "../../harness/container/recipe.ts";
-import { startedRunArgv, startedUserRunArgv, waitedRunArgv } from "../../harness/container/systemd-run.ts";
+import { ContainerError, describeFailure } from "../../harness/host/container/errors.ts";
+import { findHostCgroups, launchCgroupDirs } from "../../harness/host/container/host-cgroup.ts";
+import { mountsUnder } from "../../harness/host/container/mounts.ts";
+import { nspawnArgv } from "../../harness/host/container/nspawn.ts";
+import { needsCgroup2Mount } from "../../harness/host/container/cgroup2-mount.ts";
+import { ociRunArgv } from "../../harness/host/container/oci.ts";
+import { testImageTag } from "../../harness/host/container/oci-image.ts";
+import { linkedNodeModules, resolveOptions } from "../../harness/host/container/options.ts";
+import { classifySystemState, parseSystemdVersion } from "../../harness/host/container/readiness.ts";
+import { PACKAGES, recipeFor, recipeHash } from "../../harness/host/container/recipe.ts";
+import { startedRunArgv, startedUserRunArgv, waitedRunArgv } from "../../harness/host/container/systemd-run.ts";
 
 // Plain data only: no root, no container.
 

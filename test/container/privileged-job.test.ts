@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { runInJobContainer } from "../../harness/container/job.ts";
-import { engineMissing } from "../../harness/container/preflight.ts";
+import { runInJobContainer } from "../../harness/host/container/job.ts";
+import { engineMissing } from "../../harness/host/container/preflight.ts";
 
 /**
  * The GitLab privileged-job shape, made with podman: PID 1 of the job is not
@@ -16,7 +16,7 @@ describe.skipIf(missing !== null)("a privileged job container without systemd", 
       [
         "echo \"pid1=$(cat /proc/1/comm)\"",
         "sh container/install-deps.sh >/dev/null",
-        "node dist/harness/scenarios.js restart-adopt --systemd 252 --engine nspawn",
+        "node dist/harness/run-scenarios.js restart-adopt --systemd 252 --engine nspawn",
       ].join(" && "),
       { suite: "bookworm", timeoutMs: 15 * 60_000 },
     );

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ModuleProcess } from "../../harness/module-client.ts";
+import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { controlSocketPath } from "../../lib/mod.ts";
 
 const CLI = join(__dirname, "..", "..", "dist", "scripts", "outlive.js");

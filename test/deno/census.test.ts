@@ -11,7 +11,7 @@ import { CgroupV2Placement } from "../../lib/placement/cgroup-v2.ts";
 import { cgroupPopulated, cgroupWritable, findCgroup2Mount } from "../../lib/placement/cgroup-fs.ts";
 import { Supervisor } from "../../lib/supervisor/supervisor.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
-import { UNREAPED_CHILD } from "../../harness/scenario/unreaped-child.ts";
+import { UNREAPED_CHILD } from "../../harness/inside/kits/unreaped-child.ts";
 import { endStarted, startHarness, started, waitFor } from "../census/harness-process.ts";
 
 Deno.test("snapshot: complete, exact argv, start times", async () => {

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ModuleProcess } from "../../harness/module-client.ts";
+import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { killLadder, readProcStat, Supervisor } from "../../lib/mod.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 import { spawn } from "node:child_process";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { cannotRunHereReason } from "../../harness/container/mod.ts";
+import { cannotRunHereReason } from "../../harness/host/container/mod.ts";
 import { cli } from "../scenario/cli-process.ts";
 import { leftoversOf } from "../scenario/leftovers.ts";
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { UNREAPED_CHILD } from "../../harness/scenario/unreaped-child.ts";
+import { UNREAPED_CHILD } from "../../harness/inside/kits/unreaped-child.ts";
 import { readProcStat } from "../../lib/mod.ts";
 import { TaskWatch } from "../../lib/observe/task-watch.ts";
 import { ProcessGroupPlacement } from "../../lib/placement/process-group.ts";

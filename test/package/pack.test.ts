@@ -30,8 +30,8 @@ describe("npm pack", () => {
       "dist/lib/mod.js", "dist/lib/mod.d.ts", "lib/mod.ts",
       "dist/scripts/outlive.js", "scripts/outlive.ts",
       "dist/harness/mod.js", "dist/harness/mod.d.ts", "harness/mod.ts",
-      "dist/harness/scenario/driver.js", "dist/harness/module.js", "harness/module.ts",
-      "dist/harness/scenario/ts/hooks.js",
+      "dist/harness/inside/driver.js", "dist/harness/inside/module/module.js", "harness/inside/module/module.ts",
+      "dist/harness/shared/ts/hooks.js",
       "harness/examples/fate-unknown/scenario.ts", "harness/examples/idle-reaper/naive-reaper.sh",
       "container/rootfs-setup.sh", "container/install-deps.sh", "container/Containerfile",
     ]) expect(files, needed).toContain(needed);

@@ -6,7 +6,7 @@
  * where no container can be booted here.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bootContainer, cannotRunHereReason, ContainerError, type ContainerHandle, type Suite } from "../../harness/container/mod.ts";
+import { bootContainer, cannotRunHereReason, ContainerError, type ContainerHandle, type Suite } from "../../harness/host/container/mod.ts";
 
 const missing = await cannotRunHereReason();
 if (missing) console.log(`in-container placement tests skipped: ${missing}`);

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ModuleProcess } from "../../harness/module-client.ts";
+import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { isRunning, OutliveError, readProcStat, Supervisor } from "../../lib/mod.ts";
 import { acquireStorageLock } from "../../lib/store/storage-lock.ts";
 import { currentIncarnation } from "../../lib/store/incarnation.ts";

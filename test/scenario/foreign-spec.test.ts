@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkForeignModule } from "../../harness/daemon/foreign-spec.ts";
+import { checkForeignModule } from "../../harness/inside/daemon/foreign-spec.ts";
 
 describe("checkForeignModule", () => {
   it("fills the defaults: up once spawned, no drain notice", () => {

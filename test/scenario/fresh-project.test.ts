@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cannotRunHereReason } from "../../harness/container/mod.ts";
+import { cannotRunHereReason } from "../../harness/host/container/mod.ts";
 import { leftoversOf } from "./leftovers.ts";
 import { cli } from "./cli-process.ts";
 

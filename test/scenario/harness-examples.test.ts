@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { cannotRunHereReason } from "../../harness/container/mod.ts";
+import { cannotRunHereReason } from "../../harness/host/container/mod.ts";
 import { cli } from "./cli-process.ts";
 
 // Every `@example` behind `outlive/harness` is checked the way a user's file would be: it
@@ -57,7 +57,7 @@ describe.skipIf(missing !== null)("outlive/harness examples, run", () => {
     const scenarios = written.filter((f) => /export default defineScenario/.test(readFileSync(f, "utf8")));
     const scripts = written.filter((f) => !scenarios.includes(f));
     for (const f of scripts) {
-      const r = await promisify(execFile)(process.execPath, ["--import", join(ROOT, "dist/harness/scenario/ts/register.js"), f], { timeout: 60_000 })
+      const r = await promisify(execFile)(process.execPath, ["--import", join(ROOT, "dist/harness/shared/ts/register.js"), f], { timeout: 60_000 })
         .then(() => "ok", (e) => `${f}: ${e.stderr}`);
       expect(r).toBe("ok");
     }

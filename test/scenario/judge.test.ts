@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judge } from "../../harness/scenario/judge.ts";
+import { judge } from "../../harness/shared/judge.ts";
 
 const ok = { name: "holds", ok: true };
 const no = { name: "breaks", ok: false };

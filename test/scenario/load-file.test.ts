@@ -9,7 +9,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const run = promisify(execFile);
 
 async function load(file: string): Promise<{ ok: boolean; out: string }> {
-  const code = `import { loadScenarioFile } from ${JSON.stringify(join(ROOT, "dist/harness/scenario/load-file.js"))};
+  const code = `import { loadScenarioFile } from ${JSON.stringify(join(ROOT, "dist/harness/shared/load-file.js"))};
     loadScenarioFile(${JSON.stringify(file)}, 3000).then((l) => console.log(JSON.stringify(l.map((s) => [s.name, s.summary]))), (e) => { console.log(e.message); process.exit(1); });`;
   return run(process.execPath, ["--input-type=module", "-e", code]).then((r) => ({ ok: true, out: r.stdout.trim() }), (e) => ({ ok: false, out: `${e.stdout}`.trim() }));
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { installRoot } from "../../harness/scenario/file-plan.ts";
-import { PathMap } from "../../harness/scenario/path-map.ts";
+import { installRoot } from "../../harness/host/file-plan.ts";
+import { PathMap } from "../../harness/host/path-map.ts";
 
 describe("PathMap", () => {
   it("sees a checkout at /work/project and other folders at /work/host/<path>, binding only the outermost", () => {

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ScenarioReport } from "../../harness/scenario/report.ts";
-import { renderTimeline } from "../../harness/scenario/timeline-svg.ts";
+import type { ScenarioReport } from "../../harness/shared/report.ts";
+import { renderTimeline } from "../../harness/host/timeline/timeline-svg.ts";
 
 // Every text of a timeline gets a box from its own attributes (monospace: 0.6 em a
 // character, ascent 0.8 em, descent 0.2 em), measured here independently of the layout

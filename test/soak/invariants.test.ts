@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkOutcomes, type TaskTruth } from "../../harness/soak/invariants.ts";
+import { checkOutcomes, type TaskTruth } from "../../harness/inside/soak/invariants.ts";
 import type { TaskRecord } from "../../lib/mod.ts";
 
 const truth = (id: string, expectedExit: number): TaskTruth => ({

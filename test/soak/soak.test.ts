@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { runSoak } from "../../harness/soak/soak.ts";
+import { runSoak } from "../../harness/inside/soak/soak.ts";
 
-// The short restart soak that CI runs on the host (the long one: node dist/harness/soak/cli.js --restarts 500).
+// The short restart soak that CI runs on the host (the long one: node dist/harness/inside/soak/cli.js --restarts 500).
 it("survives restarts at random moments with one true outcome per task and nothing left behind", async () => {
   const storage = mkdtempSync(join(tmpdir(), "outlive-soak-test-"));
   const seed = Number(process.env.OUTLIVE_SOAK_SEED ?? Date.now() % 100_000);

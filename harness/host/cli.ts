@@ -1,0 +1,79 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { EngineChoice, Suite } from "./container/mod.ts";
+import { isScenarioName, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../shared/registry.ts";
+import { EXIT_CODES } from "../shared/report.ts";
+import { formatSummary, runSuites, summaryJson, SYSTEMD_SUITES } from "./run-suites.ts";
+import { junitXml } from "./junit.ts";
+
+const ENGINES = ["auto", "nspawn", "podman", "docker", "host"];
+
+const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--summary-json FILE] [--junit FILE] [--list]
+  NAME…            scenarios to run (default: all of them)
+  --systemd V      only this systemd version (252 = bookworm, 257 = trixie); default both
+  --engine E       auto (default: nspawn, else podman, else docker), nspawn, podman, docker,
+                   or host (this machine's own systemd, no container; runs once, on its version)
+  --summary-json F write {passed, failed, skipped, results:[…]} to F
+  --junit F        write JUnit XML to F: one testcase per scenario and systemd version
+  --cache-dir D    root file systems, images' sources and run state (default container/cache)
+  --list           print the scenario names and exit
+Exit: one scenario on one version → its verdict (0 pass, 1 fail, 77 skip); otherwise 1 if any failed, else 0.`;
+
+/** `npm run scenario(s)` and every scenario file run on its own; returns the exit code. */
+export async function scenarioCli(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        systemd: { type: "string" },
+        "summary-json": { type: "string" },
+        engine: { type: "string" },
+        junit: { type: "string" },
+        "cache-dir": { type: "string" },
+        list: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (values.list) {
+    console.log([...SCENARIO_NAMES, ...ON_DEMAND_NAMES.map((n) => `${n} (by name only)`)].join("\n"));
+    return 0;
+  }
+  const unknown = positionals.filter((n) => !isScenarioName(n));
+  if (unknown.length > 0) {
+    console.error(`no scenario ${unknown.map((n) => JSON.stringify(n)).join(", ")}; known: ${SCENARIO_NAMES.join(", ")}`);
+    return 2;
+  }
+  if (values.systemd !== undefined && !SYSTEMD_SUITES[values.systemd]) {
+    console.error(`Expected --systemd to be 252 or 257, got ${JSON.stringify(values.systemd)}`);
+    return 2;
+  }
+  if (values.engine !== undefined && !ENGINES.includes(values.engine)) {
+    console.error(`Expected --engine to be one of ${ENGINES.join(", ")}, got ${JSON.stringify(values.engine)}`);
+    return 2;
+  }
+  const engine = (values.engine ?? "auto") as EngineChoice;
+  const names = positionals.length > 0 ? positionals : [...SCENARIO_NAMES];
+  const suites: Suite[] = values.systemd ? [SYSTEMD_SUITES[values.systemd]] : ["bookworm", "trixie"];
+  const started = Date.now();
+  const results = await runSuites({ names, suites, container: { engine, ...(values["cache-dir"] ? { cacheDir: resolve(values["cache-dir"]) } : {}) } });
+  console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  if (values["summary-json"]) writeFileSync(values["summary-json"], summaryJson(results));
+  if (values.junit) {
+    mkdirSync(dirname(resolve(values.junit)), { recursive: true });
+    writeFileSync(values.junit, junitXml(results, engine));
+  }
+  if (results.length === 1) return EXIT_CODES[results[0].verdict];
+  return results.some((r) => r.verdict === "fail") ? 1 : 0;
+}

@@ -1,0 +1,258 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { waitUntil } from "../../../lib/kill/process-group.ts";
+import { isSameProcess } from "../../../lib/proc/identity.ts";
+import { readProcStat } from "../../../lib/proc/stat.ts";
+import { runCommand, type CommandResult } from "./command.ts";
+import { ContainerError } from "./errors.ts";
+import { hostCgroupsMountingIfNeeded, releaseCgroup2Mount } from "./cgroup2-mount.ts";
+import {
+  cgroupPids,
+  killCgroupTree,
+  launchCgroupDirs,
+  makeLaunchCgroup,
+  removeCgroupTree,
+  waitCgroupEmpty,
+} from "./host-cgroup.ts";
+import type { EnterOptions, Machine, TeardownReport } from "./machine.ts";
+import { mountsUnder } from "./mounts.ts";
+import type { ResolvedOptions } from "./options.ts";
+import { requireRoot, requireTool } from "./preconditions.ts";
+import { markStopped, saveState, type NspawnState, commonState } from "./state.ts";
+
+/** A clean PATH inside: nsenter would otherwise pass the host's environment (HOME=/root, test runner variables) through. */
+const INSIDE_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+export function consoleLogPath(runDir: string): string {
+  return join(runDir, "console.log");
+}
+
+/** The argv nspawn gets; pure, so it can be checked without booting. */
+export function nspawnArgv(options: ResolvedOptions, rootfs: string): string[] {
+  return [
+    "systemd-nspawn",
+    "--directory", rootfs,
+    // The cached root stays pristine and shareable: every container writes to a tmpfs overlay of its own.
+    "--volatile=overlay",
+    "--boot",
+    "--register=no",
+    "--keep-unit",
+    "--console=pipe",
+    "--quiet",
+    "--machine", options.name,
+    `--bind-ro=${options.nodePath}:/usr/local/bin/node`,
+    // npm beside the host's Node, where the official images keep it: scenarios run MCP servers through npx.
+    ...npmBind(options.nodePath),
+    `--bind=${options.projectDir}:/work/project`,
+    ...options.binds.map((b) => `--bind=${b.host}:${b.inside}`),
+  ];
+}
+
+/** npm beside a Node binary (`<prefix>/lib/node_modules/npm`), when there is one; podman binds it too. */
+export function npmDirBeside(nodePath: string): string | null {
+  const npm = join(dirname(dirname(nodePath)), "lib", "node_modules", "npm");
+  return existsSync(join(npm, "bin", "npx-cli.js")) ? npm : null;
+}
+
+function npmBind(nodePath: string): string[] {
+  const npm = npmDirBeside(nodePath);
+  return npm ? [`--bind-ro=${npm}:/usr/local/lib/node_modules/npm`] : [];
+}
+
+/**
+ * Starts systemd-nspawn from a cgroup of its own. Without one, nspawn (with
+ * --keep-unit and no systemd on the host) makes its payload/ and supervisor/
+ * cgroups inside whatever cgroup it was started from, shared with every
+ * other container. The launching shell moves itself, then execs nspawn.
+ */
+export async function bootNspawn(options: ResolvedOptions, rootfs: string): Promise<NspawnMachine> {
+  requireRoot();
+  await requireTool("systemd-nspawn", "systemd-container");
+  await requireTool("nsenter", "util-linux");
+  if (!existsSync(options.nodePath)) {
+    throw new ContainerError("missing-package", `no Node binary at ${options.nodePath} to bind into the container: install nodejs >= 20 or pass nodePath`);
+  }
+  const { host, mounted } = await hostCgroupsMountingIfNeeded();
+  mkdirSync(options.runDir, { recursive: true });
+  const launch = makeLaunchCgroup(host, options.name);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // Unset means "like the host"; "0" would force full cgroup v1, which is not the host's layout either.
+  if (options.unified) env.SYSTEMD_NSPAWN_UNIFIED_HIERARCHY = "1";
+  else delete env.SYSTEMD_NSPAWN_UNIFIED_HIERARCHY;
+
+  // Console output goes to a file, not a pipe: the CLI's `up` exits while the container runs on.
+  const consoleFd = openSync(consoleLogPath(options.runDir), "a");
+  const child = spawn(
+    "/bin/sh",
+    ["-c", 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"', "sh", launch, ...nspawnArgv(options, rootfs)],
+    { detached: true, stdio: ["ignore", consoleFd, consoleFd], env },
+  );
+  closeSync(consoleFd);
+  child.unref();
+  const pid = child.pid;
+  const stat = pid === undefined ? null : readProcStat(pid);
+  if (pid === undefined || stat === null) {
+    removeCgroupTree(launch);
+    throw new ContainerError("boot-failed", `could not start systemd-nspawn (see ${consoleLogPath(options.runDir)})`, [consoleLogPath(options.runDir)]);
+  }
+  const state: NspawnState = {
+    engine: "nspawn",
+    ...commonState(options),
+    startedAt: new Date().toISOString(),
+    rootfs,
+    nspawn: { pid, startTime: stat.startTime },
+    pid1: null,
+    cgroupDirs: launchCgroupDirs(host, options.name),
+    mountedCgroup2: mounted,
+  };
+  // Saved before anything can fail, so `down` finds a container that never got ready.
+  saveState(state);
+  const machine = new NspawnMachine(state);
+  await machine.findPid1(options.bootTimeoutMs);
+  return machine;
+}
+
+export class NspawnMachine implements Machine {
+  readonly engine = "nspawn" as const;
+  readonly state: NspawnState;
+
+  constructor(state: NspawnState) {
+    this.state = state;
+  }
+
+  get name(): string {
+    return this.state.name;
+  }
+
+  /**
+   * The container's systemd is nspawn's child. It is found by pid and its
+   * name, since just after fork the child is still nspawn itself.
+   */
+  async findPid1(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const { pid } = this.state.nspawn;
+    for (;;) {
+      if (!isSameProcess(this.state.nspawn)) {
+        throw this.bootFailure("systemd-nspawn exited before the container's systemd started");
+      }
+      for (const child of childPids(pid)) {
+        const stat = readProcStat(child);
+        if (stat && stat.comm === "systemd") {
+          this.state.pid1 = { pid: child, startTime: stat.startTime };
+          saveState(this.state);
+          return;
+        }
+      }
+      if (Date.now() >= deadline) throw this.bootFailure(`no systemd inside after ${timeoutMs / 1000} s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  private bootFailure(what: string): ContainerError {
+    const log = consoleLogPath(this.state.runDir);
+    const tail = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").slice(-1)[0] ?? "" : "";
+    return new ContainerError("boot-failed", `${what}${tail ? `: ${tail}` : ""}`, [log]);
+  }
+
+  async enter(argv: string[], options: EnterOptions): Promise<CommandResult> {
+    const pid1 = this.state.pid1;
+    // Enter only the very process we found: a reused pid would put the command in someone else's namespaces.
+    if (pid1 === null || !isSameProcess(pid1)) {
+      return { exitCode: null, signal: null, stdout: "", stderr: `container ${this.name} is not running`, timedOut: false };
+    }
+    const as = options.as ? ["-S", String(options.as.uid), "-G", String(options.as.gid)] : [];
+    return runCommand(["nsenter", "-t", String(pid1.pid), "-a", ...as, "--", "env", "-i", INSIDE_PATH, ...argv], {
+      timeoutMs: options.timeoutMs,
+      input: options.input,
+    });
+  }
+
+  async isAlive(): Promise<boolean> {
+    return isSameProcess(this.state.nspawn);
+  }
+
+  /** PID 1 has stopped every unit and exec'd systemd-shutdown (same pid and start time; the kernel keeps 15 characters of its name). */
+  private inFinalStage(): boolean {
+    const pid1 = this.state.pid1;
+    return pid1 !== null && isSameProcess(pid1) && readProcStat(pid1.pid)?.comm === "systemd-shutdow";
+  }
+
+  /**
+   * SIGTERM makes nspawn ask the container's systemd to power off; what is
+   * still there after the bound is killed through the launch cgroup. Then
+   * the cgroups nspawn made (v2 and the legacy name=systemd mirror) are
+   * removed deepest first, and nothing may stay mounted under the rootfs.
+   *
+   * Once every unit is stopped, PID 1 execs systemd-shutdown. In systemd 252
+   * (bookworm) that last stage often sat 10 s in a wait for its sync child,
+   * which had long exited (seen in about half the teardowns here, with
+   * nothing else left in the container). So when PID 1 has been
+   * systemd-shutdown for `finalStageMs`, nspawn gets its second SIGTERM,
+   * which ends the container at once; the orderly part is over by then.
+   */
+  async stop(timeoutMs: number, finalStageMs = 1000): Promise<TeardownReport> {
+    const started = Date.now();
+    let stopped: TeardownReport["stopped"] = "gone";
+    if (isSameProcess(this.state.nspawn)) {
+      process.kill(this.state.nspawn.pid, "SIGTERM");
+      let finalSince: number | null = null;
+      let nudged = false;
+      const nudge = () => {
+        if (nudged || !this.inFinalStage()) return;
+        finalSince ??= Date.now();
+        if (Date.now() - finalSince < finalStageMs || !isSameProcess(this.state.nspawn)) return;
+        nudged = true;
+        process.kill(this.state.nspawn.pid, "SIGTERM");
+      };
+      stopped = (await waitGone(this.state.nspawn, timeoutMs, nudge)) ? "halted" : "killed";
+    }
+    const leftovers: string[] = [];
+    for (const dir of this.state.cgroupDirs) {
+      if (cgroupPids(dir).length > 0) {
+        stopped = stopped === "gone" ? "killed" : stopped;
+        killCgroupTree(dir);
+        if (!(await waitCgroupEmpty(dir, 10_000))) leftovers.push(...cgroupPids(dir).map((p) => `pid ${p} in ${dir}`));
+      }
+    }
+    // Legacy hierarchies have no cgroup.kill; the v2 kill above emptied them, give the kernel a moment to notice.
+    for (const dir of this.state.cgroupDirs) await waitCgroupEmpty(dir, 2_000);
+    for (const dir of this.state.cgroupDirs) leftovers.push(...removeCgroupTree(dir).map((d) => `cgroup ${d}`));
+    leftovers.push(...mountsUnder(this.state.rootfs).map((m) => `mount ${m}`));
+    leftovers.push(...(await releaseCgroup2Mount(this.state.mountedCgroup2 ?? null)));
+    removePropagateDir(this.name);
+    const clean = leftovers.length === 0;
+    if (clean) markStopped(this.state);
+    return { stopped, leftovers, clean, ms: Date.now() - started };
+  }
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function waitGone(identity: { pid: number; startTime: string }, timeoutMs: number, eachPoll: () => void = () => {}): Promise<boolean> {
+  return waitUntil(() => {
+    if (!isSameProcess(identity)) return true;
+    eachPoll();
+    return false;
+  }, timeoutMs, 50);
+}
+
+/**
+ * nspawn keeps a per-machine directory for mount propagation under /run;
+ * where /run is on disk (as here) it refuses to remove it itself. Only an
+ * empty directory is removed: anything else is not ours to delete.
+ */
+function removePropagateDir(name: string): void {
+  const dir = join("/run/systemd/nspawn/propagate", name);
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Absent (the usual case) or not empty: leave it.
+  }
+}

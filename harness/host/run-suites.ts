@@ -1,0 +1,99 @@
+import { bootContainer, cannotRunHereReason, type ContainerHandle, type ContainerOptions, describeFailure, type Suite } from "./container/mod.ts";
+import { type RunInOptions, runScenarioIn, type ScenarioResult } from "./run-in.ts";
+
+/** systemd versions the harness ships against, and the Debian suite that has each. */
+export const SYSTEMD_SUITES: Record<string, Suite> = { "252": "bookworm", "257": "trixie" };
+
+/** One scenario to run: a registered name, or a scenario of a file (with how to run it). */
+export interface RunTarget {
+  name: string;
+  run?: RunInOptions;
+}
+
+export interface SuiteRunOptions {
+  /** Registered scenarios by name. */
+  names?: string[];
+  /** Scenarios of files, after the named ones. */
+  targets?: RunTarget[];
+  suites: Suite[];
+  /** More for every container (binds, engine, cache). Engine `host` runs once, on the host's own systemd, whatever `suites` says. */
+  container?: Omit<ContainerOptions, "suite">;
+  log?: (line: string) => void;
+}
+
+/**
+ * Runs the scenarios on each suite: ONE container per suite, scenarios one
+ * after another in it (each with its own storage, prefix and delegated
+ * driver unit, all ended after it), then the container is torn down. A
+ * machine that cannot boot containers gives every scenario "skip" with the
+ * reason; a boot that fails otherwise fails them.
+ */
+export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResult[]> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const results: ScenarioResult[] = [];
+  const engine = options.container?.engine ?? "auto";
+  const cannot = await cannotRunHereReason(undefined, engine);
+  const targets: RunTarget[] = [...(options.names ?? []).map((name) => ({ name })), ...(options.targets ?? [])];
+  const suites: (Suite | "host")[] = engine === "host" ? ["host"] : options.suites;
+  for (const suite of suites) {
+    const failAll = (verdict: "skip" | "fail", why: string) => {
+      for (const t of targets) results.push({ name: t.name, suite, systemd: null, verdict, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) });
+    };
+    if (cannot) {
+      log(`skipping every scenario on ${suite}: ${cannot}`);
+      failAll("skip", cannot);
+      continue;
+    }
+    let container: ContainerHandle;
+    const bootStart = Date.now();
+    try {
+      container = await bootContainer(suite === "host" ? { ...options.container } : { ...options.container, suite });
+    } catch (error) {
+      const { line, exitCode } = describeFailure(error);
+      log(line);
+      failAll(exitCode === 77 ? "skip" : "fail", line);
+      continue;
+    }
+    log(`${suite}: ${container.info.engine} ${container.info.name} up in ${((Date.now() - bootStart) / 1000).toFixed(1)} s (systemd ${container.info.readiness.systemdVersion})`);
+    const stopOnSignal = () => {
+      void container.teardown().finally(() => process.exit(130));
+    };
+    process.once("SIGINT", stopOnSignal);
+    process.once("SIGTERM", stopOnSignal);
+    try {
+      for (const t of targets) {
+        // One scenario that cannot even start fails alone, with one line; the others still run, the container still goes.
+        results.push(await runScenarioIn(container, t.name, log, t.run).catch((error) => {
+          const why = `${(error as Error).message ?? error}`.split("\n")[0];
+          log(`${t.name} on ${suite}: FAIL (${why})`);
+          return { name: t.name, suite, systemd: null, verdict: "fail" as const, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) };
+        }));
+      }
+    } finally {
+      process.off("SIGINT", stopOnSignal);
+      process.off("SIGTERM", stopOnSignal);
+      const down = await container.teardown();
+      if (!down.clean) log(`${suite}: teardown left ${JSON.stringify(down.leftovers)}`);
+    }
+  }
+  return results;
+}
+
+/** The summary table, one line per scenario and suite, then the counts. */
+export function formatSummary(results: ScenarioResult[]): string {
+  const lines = [`${"scenario".padEnd(22)} ${"suite".padEnd(9)} ${"systemd".padEnd(8)} ${"verdict".padEnd(10)} ${"time".padStart(7)}  why`];
+  for (const r of results) {
+    lines.push(
+      `${r.name.padEnd(22)} ${r.suite.padEnd(9)} ${String(r.systemd ?? "-").padEnd(8)} ${r.verdict.padEnd(10)} ${`${(r.durationMs / 1000).toFixed(1)}s`.padStart(7)}  ${r.why ?? ""}`,
+    );
+  }
+  const n = (v: string) => results.filter((r) => r.verdict === v).length;
+  lines.push(`${n("pass")} passed, ${n("fail")} failed, ${n("skip")} skipped${n("reproduced") ? `, ${n("reproduced")} reproduced` : ""}`);
+  return lines.join("\n");
+}
+
+/** What `--json` / `--summary-json` write: the counts of each verdict and every result. */
+export function summaryJson(results: ScenarioResult[]): string {
+  const n = (v: string) => results.filter((r) => r.verdict === v).length;
+  return JSON.stringify({ passed: n("pass"), failed: n("fail"), skipped: n("skip"), reproduced: n("reproduced"), results }, null, 2);
+}
