@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { $ } from "zx";
-import { projectRoot } from "../harness/inside/module/module-client.ts";
+import { projectRoot } from "../harness/shared/project-root.ts";
 
 const { values, positionals: vitestFilters } = parseArgs({
   args: process.argv.slice(2),

@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from "node:path";
 import { $ } from "zx";
 import { classifyMembers, isRunning, launchHarness, mayRetireHarness, retireIdleHarness, Supervisor, takeCensus } from "../../lib/mod.ts";
-import { projectRoot } from "../inside/module/module-client.ts";
+import { projectRoot } from "../shared/project-root.ts";
 import { brief, censusRun, cliCensus, writtenPid } from "../inside/kits/census-kit.ts";
 import { defineScenario } from "../shared/define.ts";
 import { runIfMain } from "../inside/run-if-main.ts";

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
+import { nearestPackageDir } from "../shared/project-root.ts";
 import { PathMap } from "./path-map.ts";
 
 export interface FilePlanInput {
@@ -27,10 +28,7 @@ export function installRoot(packageRoot: string): string | null {
 
 /** The nearest folder at or above `from` with a package.json (the user's project), else `from` itself. */
 export function projectDirOf(from: string): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, "package.json"))) return dir;
-    if (dirname(dir) === dir) return from;
-  }
+  return nearestPackageDir(from) ?? from;
 }
 
 /**

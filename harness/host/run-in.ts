@@ -1,7 +1,7 @@
 import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ContainerHandle } from "./container/mod.ts";
-import { projectRoot } from "../inside/module/module-client.ts";
+import { projectRoot } from "../shared/project-root.ts";
 import { DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario } from "../shared/define.ts";
 import { judge } from "../shared/judge.ts";
 import { loadScenarioFile } from "../shared/load-file.ts";

@@ -1,7 +1,7 @@
 import { existsSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { resolveOptions, type Suite } from "../../harness/host/container/mod.ts";
-import { projectRoot } from "../../harness/inside/module/module-client.ts";
+import { projectRoot } from "../../harness/shared/project-root.ts";
 import { planFiles, unreadableBinds } from "../../harness/host/file-plan.ts";
 import type { ScenarioResult } from "../../harness/host/run-in.ts";
 import { loadScenarioFile } from "../../harness/shared/load-file.ts";

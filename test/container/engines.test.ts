@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { bootContainer, type Suite } from "../../harness/host/container/mod.ts";
 import { cgroupHierarchies, LIBPOD_PARENT } from "../../harness/host/container/oci-cgroups.ts";
 import { engineEnv } from "../../harness/host/container/oci-engine.ts";
-import { findProjectRoot } from "../../harness/host/container/options.ts";
+import { projectRoot as findProjectRoot } from "../../harness/shared/project-root.ts";
 import { engineMissing } from "../../harness/host/container/preflight.ts";
 import { runCommand } from "../../harness/host/container/command.ts";
 

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bootContainer, cannotRunHereReason, ContainerError, describeFailure } from "../../harness/host/container/mod.ts";
 import { findHostCgroups, launchCgroupDirs } from "../../harness/host/container/host-cgroup.ts";
-import { findProjectRoot } from "../../harness/host/container/options.ts";
+import { projectRoot as findProjectRoot } from "../../harness/shared/project-root.ts";
 
 const missing = await cannotRunHereReason();
 if (missing) console.log(`test/container: skipping fault tests that need root and nspawn: ${missing}`);

@@ -1,6 +1,6 @@
-import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { projectRoot } from "../../shared/project-root.ts";
 import { ContainerError } from "./errors.ts";
 
 /** Debian suites the harness ships against: bookworm has systemd 252, trixie 257. */
@@ -103,17 +103,6 @@ export const DEFAULTS = {
   stopTimeoutMs: 15_000,
 } as const;
 
-/** The repository root: the nearest ancestor holding the container recipe (works from lib sources and from dist/). */
-export function findProjectRoot(from: string = dirname(fileURLToPath(import.meta.url))): string {
-  let dir = from;
-  for (;;) {
-    if (existsSync(join(dir, "container", "rootfs-setup.sh"))) return dir;
-    const up = dirname(dir);
-    if (up === dir) throw new ContainerError("bad-option", `cannot find container/rootfs-setup.sh above ${from}`);
-    dir = up;
-  }
-}
-
 function fail(option: string, expected: string, value: unknown): never {
   throw new ContainerError(
     "bad-option",
@@ -150,7 +139,7 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
   if (typeof user !== "string" || !USER_PATTERN.test(user)) fail("user", "a plain user name", user);
   const uid = positiveInt("uid", options.uid, DEFAULTS.uid);
   if (uid >= 60000) fail("uid", "a regular uid below 60000", uid);
-  const projectDir = absolutePath("projectDir", options.projectDir, findProjectRoot());
+  const projectDir = absolutePath("projectDir", options.projectDir, projectRoot());
   const cacheDir = absolutePath("cacheDir", options.cacheDir, join(projectDir, "container", "cache"));
   const nodePath = absolutePath("nodePath", options.nodePath, DEFAULTS.nodePath);
   const mirror = options.mirror ?? DEFAULTS.mirror;

@@ -3,13 +3,14 @@ import { needsCgroup2Mount } from "./cgroup2-mount.ts";
 import { findHostCgroups } from "./host-cgroup.ts";
 import { hostEngineMissing } from "./host.ts";
 import { probeOci } from "./oci-engine.ts";
-import { DEFAULTS, findProjectRoot, type EngineChoice, type EngineName } from "./options.ts";
+import { projectRoot } from "../../shared/project-root.ts";
+import { DEFAULTS, type EngineChoice, type EngineName } from "./options.ts";
 import { findTool } from "./preconditions.ts";
 
 const NSPAWN_TOOLS = [["systemd-nspawn", "systemd-container"], ["debootstrap", "debootstrap"], ["nsenter", "util-linux"]] as const;
 
 /** Why one engine cannot boot here, or null. Cheap: boots nothing (debootstrap's network is only found out by trying). */
-export async function engineMissing(engine: EngineName, nodePath: string = DEFAULTS.nodePath, projectDir = findProjectRoot()): Promise<string | null> {
+export async function engineMissing(engine: EngineName, nodePath: string = DEFAULTS.nodePath, projectDir = projectRoot()): Promise<string | null> {
   if (engine === "host") return await hostEngineMissing();
   if (typeof process.getuid === "function" && process.getuid() !== 0) return "needs root (uid 0)";
   // podman and docker boot an image made from the same debootstrapped rootfs.

@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { $ } from "zx";
 import { isRunning, readProcStat, takeSnapshot, underLeader, type CensusProcess, type IdleDecision } from "../../../lib/mod.ts";
-import { projectRoot } from "../module/module-client.ts";
+import { projectRoot } from "../../shared/project-root.ts";
 import type { ScenarioContext } from "../context.ts";
 
 /** One child the stand-in harness starts; `setsid` makes it a session of its own (node's `detached`). */

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { projectRoot } from "../../shared/project-root.ts";
 
 /** Which runtime runs the module: Node (the compiled JS) or Deno (the TypeScript source). */
 export type ModuleRuntime = "node" | "deno";
@@ -21,13 +21,6 @@ export interface ModuleLaunch {
   env?: Record<string, string>;
   /** Bound on the wait for "ready". Default 20000 ms. */
   readyTimeoutMs?: number;
-}
-
-/** The project root, found from this file whether it runs from dist/ or from source. */
-export function projectRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "package.json"))) dir = dirname(dir);
-  return dir;
 }
 
 /** argv that starts the module under a runtime. */
