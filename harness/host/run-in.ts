@@ -3,7 +3,6 @@ import { join } from "node:path";
 import type { ContainerHandle } from "./container/mod.ts";
 import { projectRoot } from "../shared/project-root.ts";
 import { DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario } from "../shared/define.ts";
-import { judge } from "../shared/judge.ts";
 import { loadScenarioFile } from "../shared/load-file.ts";
 import { PathMap } from "./path-map.ts";
 import { loadScenario } from "../shared/registry.ts";
@@ -48,7 +47,7 @@ export interface RunInOptions {
 
 /**
  * Runs one scenario in a booted container: the driver runs inside as a
- * delegated user service; the host reads its report, judges, writes
+ * delegated user service and judges; the host reads its report, writes
  * `report.json` and `timeline.svg` under `harness/reports/<name>-<suite>/`,
  * and on a failure keeps the container's journal and the storages.
  */
@@ -140,7 +139,8 @@ export async function runScenarioIn(
   writeFileSync(join(reportDir, "report.json"), JSON.stringify(report, null, 2));
   writeFileSync(join(reportDir, "timeline.svg"), renderTimeline(report));
 
-  const { why } = judge({ skipReason: report.skipReason, error: report.error, checks: report.checks, bug: report.bug });
+  // The driver judged the steps; its verdict and why are the scenario's.
+  const { why } = report;
   log(`${name} on ${suite}: ${report.verdict.toUpperCase()}${why ? ` (${why})` : ""} in ${(report.durationMs / 1000).toFixed(1)} s`);
   log(`  report: ${join(reportDir, "report.json")}  timeline: ${join(reportDir, "timeline.svg")}`);
   // A driver that died before writing its report: its last words are the only account, so show them here too.
@@ -158,7 +158,7 @@ function pickNamed(list: Scenario[], name: string): Scenario {
 function emptyDriverReport(name: string, error: string): DriverReport {
   const now = new Date().toISOString();
   return {
-    scenario: name, verdict: "fail", skipReason: null, error, startedAt: now, endedAt: now,
+    scenario: name, verdict: "fail", why: error, skipReason: null, error, startedAt: now, endedAt: now,
     checks: [], tasks: [], incarnations: [], marks: [], facts: {}, storages: [], leftovers: [],
   };
 }

@@ -52,12 +52,13 @@ try {
   const now = new Date().toISOString();
   const message = (e as Error).message ?? String(e);
   process.stderr.write(`${message}\n`);
+  const { verdict, why } = judge({ skipReason: null, error: message, checks: [] });
   const failed: DriverReport = {
-    scenario: values.scenario, verdict: "fail", skipReason: null, error: message, startedAt, endedAt: now,
+    scenario: values.scenario, verdict, why, skipReason: null, error: message, startedAt, endedAt: now,
     checks: [], tasks: [], incarnations: [], marks: [], facts: {}, storages: [], leftovers: [],
   };
   writeFileSync(join(runDir, "driver-report.json"), JSON.stringify(failed, null, 2));
-  process.exit(EXIT_CODES.fail);
+  process.exit(EXIT_CODES[verdict]);
 }
 
 function pick(list: Scenario[], name: string): Scenario {
@@ -107,12 +108,13 @@ try {
   clearTimeout(timer);
 }
 if (error === null && stray.length > 0) error = `unhandled rejection: ${stray[0]}`;
-const { verdict } = judge({ skipReason, error, checks: ctx.checks, bug: scenario.bug });
+const { verdict, why } = judge({ skipReason, error, checks: ctx.checks, bug: scenario.bug });
 
 const leftovers = await ctx.cleanup();
 const report: DriverReport = {
   scenario: scenario.name,
   verdict,
+  why,
   bug: scenario.bug ?? null,
   // deno-lint-ignore no-explicit-any
   runtime: "Deno" in globalThis ? `deno ${(globalThis as any).Deno.version.deno}` : `node ${process.version}`,

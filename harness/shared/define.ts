@@ -3,8 +3,9 @@ import type { ScenarioContext } from "../inside/context.ts";
 /**
  * One scenario: what runs inside the container (as the user `outlive`,
  * under its user manager, in a delegated cgroup) and how long it may take.
- * The host side is the same for every scenario (`harness/host/run-in.ts`): boot,
- * run the driver, read its report, judge, write the report files.
+ * The host side is the same for every scenario (`harness/host/run-in.ts`):
+ * boot, run the driver (which judges), read its report, write the report
+ * files.
  */
 export interface Scenario {
   /** Also the report directory's name: `harness/reports/<name>-<suite>/`. */

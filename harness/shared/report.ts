@@ -60,7 +60,10 @@ export interface Mark {
 
 export interface DriverReport {
   scenario: string;
+  /** Judged once, by the driver (`judge`); the host only reads it. */
   verdict: Verdict;
+  /** The judgement's one line: the skip reason, the error, the failed check, or why a reproduction failed; null on a pass. */
+  why: string | null;
   /** The open bug the scenario shows, when it declares one. */
   bug?: string | null;
   /** What ran the scenario's code inside: `node v20.…` or `deno 2.…`. */
