@@ -1,19 +1,19 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { EngineChoice, Suite } from "./container/mod.ts";
+import { AUTO_ORDER, ENGINE_NAMES, type EngineChoice, type Suite } from "./container/mod.ts";
 import { isScenarioName, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../shared/registry.ts";
 import { EXIT_CODES } from "../shared/report.ts";
 import { formatSummary, runSuites, summaryJson, SYSTEMD_SUITES } from "./run-suites.ts";
 import { junitXml } from "./junit.ts";
 
-const ENGINES = ["auto", "nspawn", "podman", "docker", "host"];
+const ENGINES = ["auto", ...ENGINE_NAMES];
 
 const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--summary-json FILE] [--junit FILE] [--list]
   NAME…            scenarios to run (default: all of them)
   --systemd V      only this systemd version (252 = bookworm, 257 = trixie); default both
-  --engine E       auto (default: nspawn, else podman, else docker), nspawn, podman, docker,
-                   or host (this machine's own systemd, no container; runs once, on its version)
+  --engine E       auto (default: ${AUTO_ORDER.join(", else ")}), ${ENGINE_NAMES.slice(0, -1).join(", ")},
+                   or ${ENGINE_NAMES.at(-1)} (this machine's own systemd, no container; runs once, on its version)
   --summary-json F write {passed, failed, skipped, results:[…]} to F
   --junit F        write JUnit XML to F: one testcase per scenario and systemd version
   --cache-dir D    root file systems, images' sources and run state (default container/cache)

@@ -1,4 +1,4 @@
-import { bootContainer, cannotRunHereReason, type ContainerHandle, type ContainerOptions, describeFailure, type Suite } from "./container/mod.ts";
+import { bootContainer, cannotRunHereReason, type ContainerHandle, type ContainerOptions, describeFailure, ENGINES, type Suite } from "./container/mod.ts";
 import { type RunInOptions, runScenarioIn, type ScenarioResult } from "./run-in.ts";
 
 /** systemd versions the harness ships against, and the Debian suite that has each. */
@@ -34,7 +34,9 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
   const engine = options.container?.engine ?? "auto";
   const cannot = await cannotRunHereReason(undefined, engine);
   const targets: RunTarget[] = [...(options.names ?? []).map((name) => ({ name })), ...(options.targets ?? [])];
-  const suites: (Suite | "host")[] = engine === "host" ? ["host"] : options.suites;
+  // An engine that boots no suite (the host's own systemd) runs once, whatever `suites` says.
+  const fixed = engine !== "auto" && !ENGINES[engine].bootsSuite ? engine : null;
+  const suites: (Suite | "host")[] = fixed ? ["host"] : options.suites;
   for (const suite of suites) {
     const failAll = (verdict: "skip" | "fail", why: string) => {
       for (const t of targets) results.push({ name: t.name, suite, systemd: null, verdict, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) });

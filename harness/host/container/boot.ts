@@ -2,20 +2,16 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ContainerError } from "./errors.ts";
 import { ContainerHandle } from "./handle.ts";
+import { AUTO_ORDER, ENGINES, type EngineName } from "./engines.ts";
 import type { Machine } from "./machine.ts";
-import { consoleLogPath, bootNspawn, NspawnMachine } from "./nspawn.ts";
-import { bootHost, HostMachine } from "./host.ts";
-import { bootOci, OciMachine, probeOci } from "./oci.ts";
-import { resolveOptions, type ContainerOptions, type EngineName, type ResolvedOptions } from "./options.ts";
+import { consoleLogPath } from "./nspawn.ts";
+import { resolveOptions, type ContainerOptions, type ResolvedOptions } from "./options.ts";
 import { waitUntilReady } from "./readiness.ts";
-import { ensureRootfs, type Log } from "./rootfs.ts";
-import { loadState, saveState, type ContainerState, commonState } from "./state.ts";
+import type { Log } from "./rootfs.ts";
+import { loadState, saveState, type ContainerState } from "./state.ts";
 
 /** Progress goes to stderr so a scenario's stdout stays its own. */
 export const stderrLog: Log = (line) => process.stderr.write(`container: ${line}\n`);
-
-/** The order `auto` tries engines in (see ContainerOptions.engine for why nspawn leads). */
-const AUTO_ORDER: readonly EngineName[] = ["nspawn", "podman", "docker"];
 
 /**
  * Boots a systemd container and waits (bounded) until systemd and the
@@ -64,28 +60,7 @@ export async function bootContainer(options: ContainerOptions = {}, log: Log = s
 }
 
 async function bootWith(engine: EngineName, options: ResolvedOptions, log: Log): Promise<ContainerHandle> {
-  if (engine === "host") {
-    const launchedAt = Date.now();
-    return await whenReady(await bootHost(options), options, launchedAt);
-  }
-  if (engine !== "nspawn") {
-    const probe = await probeOci(engine, options.projectDir, options.ociCommand ?? engine);
-    if (!probe.ok) throw new ContainerError("no-engine", probe.reason);
-    // The image (built once, then cached) is not part of the boot time.
-    const machine = await bootOci(engine, options, log);
-    return await whenReady(machine, options, Date.parse(machine.state.startedAt));
-  }
-  const rootfs = await ensureRootfs(options, log);
-  if (rootfs.buildMs !== null) log(`cold build of ${options.suite}: ${(rootfs.buildMs / 1000).toFixed(1)} s`);
-  let machine: NspawnMachine;
-  const launchedAt = Date.now();
-  try {
-    machine = await bootNspawn(options, rootfs.rootfs);
-  } catch (error) {
-    // A half-started nspawn has a state file: clean up through it so nothing stays behind.
-    await stopFromState(options).catch(() => {});
-    throw error;
-  }
+  const { machine, launchedAt } = await ENGINES[engine].boot(options, log);
   return await whenReady(machine, options, launchedAt);
 }
 
@@ -121,14 +96,7 @@ async function keepBootEvidence(machine: Machine, options: ResolvedOptions): Pro
 
 /** A machine object for a container another process started (CLI `exec`/`down`). */
 export function machineFromState(state: ContainerState): Machine {
-  if (state.engine === "nspawn") return new NspawnMachine(state);
-  if (state.engine === "host") return new HostMachine(state);
-  return new OciMachine(state);
-}
-
-async function stopFromState(options: ResolvedOptions): Promise<void> {
-  const state = loadState(options.cacheDir, options.name);
-  await machineFromState(state).stop(options.stopTimeoutMs);
+  return ENGINES[state.engine].attach(state);
 }
 
 /**

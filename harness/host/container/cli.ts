@@ -19,6 +19,7 @@
  */
 import { parseArgs } from "node:util";
 import { attachContainer, bootContainer, machineFromState, stderrLog } from "./boot.ts";
+import { ENGINE_NAMES, ENGINES } from "./engines.ts";
 import { describeFailure } from "./errors.ts";
 import { resolveOptions, type ContainerOptions, type EngineChoice, type Suite } from "./options.ts";
 import { runInJobContainer } from "./job.ts";
@@ -26,7 +27,7 @@ import { engineMissing } from "./preflight.ts";
 import { ensureRootfs } from "./rootfs.ts";
 import { listStateNames, loadState } from "./state.ts";
 
-const USAGE = "usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke | job -- SCRIPT  [--suite bookworm|trixie] [--host-layout] [--name N] [--engine auto|nspawn|podman|docker|host] [--cache-dir DIR]";
+const USAGE = `usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke | job -- SCRIPT  [--suite bookworm|trixie] [--host-layout] [--name N] [--engine auto|${ENGINE_NAMES.join("|")}] [--cache-dir DIR]`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -103,12 +104,12 @@ function usage(): number {
   return 2;
 }
 
-/** Every engine and whether it can run here; `auto` takes the first of nspawn, podman, docker that can. */
+/** Every engine and whether it can run here; `auto` takes the first of those it tries that can. */
 async function engine(): Promise<number> {
   let chosen: string | null = null;
-  for (const name of ["nspawn", "podman", "docker", "host"] as const) {
+  for (const name of ENGINE_NAMES) {
     const why = await engineMissing(name);
-    if (why === null && name !== "host") chosen ??= name;
+    if (why === null && ENGINES[name].auto) chosen ??= name;
     console.log(`${name.padEnd(7)} ${why === null ? "can run here" : `cannot: ${why}`}`);
   }
   console.log(`auto    → ${chosen ?? "none: run container/install-deps.sh as root"}`);

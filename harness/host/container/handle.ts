@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ContainerError } from "./errors.ts";
 import type { Machine, TeardownReport } from "./machine.ts";
-import type { EngineName } from "./options.ts";
+import type { EngineName } from "./engines.ts";
 import type { Readiness } from "./readiness.ts";
 import type { CommonState } from "./state.ts";
 import { execUnitName, startedRunArgv, startedUserRunArgv, waitedRunArgv } from "./systemd-run.ts";

@@ -2,10 +2,33 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCommand, type CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
-import type { EnterOptions, Machine, TeardownReport } from "./machine.ts";
+import type { Engine, EnterOptions, Machine, TeardownReport } from "./machine.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { requireRoot, requireTool } from "./preconditions.ts";
-import { commonState, markStopped, saveState, type HostState } from "./state.ts";
+import { commonState, type CommonState, markStopped, saveState } from "./state.ts";
+
+export interface HostState extends CommonState {
+  engine: "host";
+  /** What the harness changed on the host, so teardown undoes exactly that. */
+  createdUser: boolean;
+  enabledLinger: boolean;
+}
+
+/**
+ * The host engine: no container, this machine's own systemd (a CI VM, a
+ * privileged systemd container). Never picked by `auto`; it runs once, on
+ * the host's systemd version.
+ */
+export const hostEngine: Engine = {
+  auto: false,
+  bootsSuite: false,
+  missing: () => hostEngineMissing(),
+  async boot(options) {
+    const launchedAt = Date.now();
+    return { machine: await bootHost(options), launchedAt };
+  },
+  attach: (state) => new HostMachine(state as HostState),
+};
 
 const CLEAN_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 const LINGER_DIR = "/var/lib/systemd/linger";

@@ -1,5 +1,8 @@
 import type { CommandResult } from "./command.ts";
-import type { EngineName } from "./options.ts";
+import type { EngineName } from "./engines.ts";
+import type { ResolvedOptions } from "./options.ts";
+import type { Log } from "./rootfs.ts";
+import type { ContainerState } from "./state.ts";
 
 /** Run as this identity inside (nspawn: nsenter's setuid/setgid; docker/podman: exec --user). */
 export interface EnterIdentity {
@@ -23,9 +26,9 @@ export interface TeardownReport {
 }
 
 /**
- * The one seam between the harness and an engine: nspawn, docker and podman
- * each fill it, and everything above (systemd-run, readiness, journal) is
- * built on `enter` alone.
+ * The one seam between the harness and a running container: every engine's
+ * machine fills it, and everything above (systemd-run, readiness, journal)
+ * is built on `enter` alone.
  */
 export interface Machine {
   readonly engine: EngineName;
@@ -41,4 +44,30 @@ export interface Machine {
   isAlive(): Promise<boolean>;
   /** Stops the container (orderly first, bounded) and removes what the engine left on the host. */
   stop(timeoutMs: number): Promise<TeardownReport>;
+}
+
+/**
+ * What an engine is to the harness, as systemd's unit types fill one
+ * table: every engine fills it, and `ENGINES` (engines.ts) lists them by
+ * name. Nothing above asks which engine it holds.
+ */
+export interface Engine {
+  /** `auto` tries the engines that say true, in the order of `ENGINES`. */
+  readonly auto: boolean;
+  /**
+   * It boots the Debian suite asked for (`suite`, and so a systemd
+   * version). False for an engine whose systemd is already there (the
+   * host's own): scenarios then run once, on whatever version it has.
+   */
+  readonly bootsSuite: boolean;
+  /** Why it cannot boot here, or null when it probably can. Cheap: boots nothing. */
+  missing(nodePath: string, projectDir: string): Promise<string | null>;
+  /**
+   * Boots a machine (systemd may not be up yet; the caller waits for it)
+   * and says when it was launched: what came before (building a root file
+   * system or an image) is not part of the boot time.
+   */
+  boot(options: ResolvedOptions, log: Log): Promise<{ machine: Machine; launchedAt: number }>;
+  /** The machine of a container another process booted (`cli.ts exec|down NAME`), from its saved state. */
+  attach(state: ContainerState): Machine;
 }

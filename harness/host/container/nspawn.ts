@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { waitUntil } from "../../../lib/kill/process-group.ts";
-import { isSameProcess } from "../../../lib/proc/identity.ts";
+import { isSameProcess, type ProcessIdentity } from "../../../lib/proc/identity.ts";
 import { readProcStat } from "../../../lib/proc/stat.ts";
 import { runCommand, type CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
@@ -15,11 +15,55 @@ import {
   removeCgroupTree,
   waitCgroupEmpty,
 } from "./host-cgroup.ts";
-import type { EnterOptions, Machine, TeardownReport } from "./machine.ts";
+import type { Engine, EnterOptions, Machine, TeardownReport } from "./machine.ts";
 import { mountsUnder } from "./mounts.ts";
 import type { ResolvedOptions } from "./options.ts";
-import { requireRoot, requireTool } from "./preconditions.ts";
-import { markStopped, saveState, type NspawnState, commonState } from "./state.ts";
+import { requireRoot, requireTool, rootfsEngineMissing, type ToolNeed } from "./preconditions.ts";
+import { ensureRootfs, type Log } from "./rootfs.ts";
+import { commonState, type CommonState, loadState, markStopped, saveState } from "./state.ts";
+
+export interface NspawnState extends CommonState {
+  engine: "nspawn";
+  rootfs: string;
+  /** The systemd-nspawn process; signalled only while its start time still matches. */
+  nspawn: ProcessIdentity;
+  /** The container's systemd (host pid), the target of nsenter. */
+  pid1: ProcessIdentity | null;
+  /** The launch cgroup in every hierarchy nspawn touched; removed at teardown. */
+  cgroupDirs: string[];
+  /** cgroup v2 mounted by the harness (a job container had none); unmounted by the last teardown. */
+  mountedCgroup2?: string | null;
+}
+
+const NSPAWN_TOOLS: readonly ToolNeed[] = [["systemd-nspawn", "systemd-container"], ["debootstrap", "debootstrap"], ["nsenter", "util-linux"]];
+
+/**
+ * The nspawn engine: the cached debootstrapped rootfs booted with
+ * `systemd-nspawn --volatile=overlay`, pure cgroup v2 inside on any host
+ * layout.
+ */
+export const nspawnEngine: Engine = {
+  auto: true,
+  bootsSuite: true,
+  missing: (nodePath) => rootfsEngineMissing(NSPAWN_TOOLS, nodePath),
+  async boot(options: ResolvedOptions, log: Log) {
+    const rootfs = await ensureRootfs(options, log);
+    if (rootfs.buildMs !== null) log(`cold build of ${options.suite}: ${(rootfs.buildMs / 1000).toFixed(1)} s`);
+    const launchedAt = Date.now();
+    try {
+      return { machine: await bootNspawn(options, rootfs.rootfs), launchedAt };
+    } catch (error) {
+      // A half-started nspawn has a state file: clean up through it so nothing stays behind.
+      await stopSaved(options).catch(() => {});
+      throw error;
+    }
+  },
+  attach: (state) => new NspawnMachine(state as NspawnState),
+};
+
+async function stopSaved(options: ResolvedOptions): Promise<void> {
+  await new NspawnMachine(loadState(options.cacheDir, options.name) as NspawnState).stop(options.stopTimeoutMs);
+}
 
 /** A clean PATH inside: nsenter would otherwise pass the host's environment (HOME=/root, test runner variables) through. */
 const INSIDE_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

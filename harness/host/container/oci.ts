@@ -2,15 +2,55 @@ import { existsSync } from "node:fs";
 import { runCommand, type CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
 import { npmDirBeside } from "./nspawn.ts";
-import type { EnterOptions, Machine, TeardownReport } from "./machine.ts";
+import type { Engine, EnterOptions, Machine, TeardownReport } from "./machine.ts";
 import { removeLibpodCgroups } from "./oci-cgroups.ts";
-import { engineEnv, ociBinary, type OciEngine } from "./oci-engine.ts";
+import { engineEnv, ociBinary, type OciEngine, probeOci } from "./oci-engine.ts";
 import { ensureOciImage } from "./oci-image.ts";
 import type { ResolvedOptions } from "./options.ts";
+import { rootfsEngineMissing } from "./preconditions.ts";
 import type { Log } from "./rootfs.ts";
-import { markStopped, saveState, type OciState, commonState } from "./state.ts";
+import { commonState, type CommonState, markStopped, saveState } from "./state.ts";
 
 export { probeOci, type OciEngine } from "./oci-engine.ts";
+
+export interface OciState extends CommonState {
+  engine: OciEngine;
+  containerId: string;
+  /** Where container/containers.conf is read from for every engine command. */
+  projectDir: string;
+  /** The client binary (`ociCommand`, default the engine's name). */
+  command: string;
+}
+
+/**
+ * podman or docker: the same debootstrapped rootfs imported as an image
+ * (`container/Containerfile` built on it), booted `--privileged` with
+ * systemd as PID 1; the container gets the host's cgroup layout.
+ */
+function ociEngine(engine: OciEngine): Engine {
+  return {
+    auto: true,
+    bootsSuite: true,
+    async missing(nodePath, projectDir) {
+      // podman and docker boot an image made from the same debootstrapped rootfs.
+      const why = await rootfsEngineMissing([["debootstrap", "debootstrap"]], nodePath);
+      if (why !== null) return why;
+      const probe = await probeOci(engine, projectDir);
+      return probe.ok ? null : probe.reason;
+    },
+    async boot(options, log) {
+      const probe = await probeOci(engine, options.projectDir, options.ociCommand ?? engine);
+      if (!probe.ok) throw new ContainerError("no-engine", probe.reason);
+      // The image (built once, then cached) is not part of the boot time.
+      const machine = await bootOci(engine, options, log);
+      return { machine, launchedAt: Date.parse(machine.state.startedAt) };
+    },
+    attach: (state) => new OciMachine(state as OciState),
+  };
+}
+
+export const podmanEngine = ociEngine("podman");
+export const dockerEngine = ociEngine("docker");
 
 const INSIDE_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 

@@ -1,14 +1,14 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { projectRoot } from "../../shared/project-root.ts";
+import { ENGINE_NAMES, ENGINES, type EngineName, isEngineName } from "./engines.ts";
 import { ContainerError } from "./errors.ts";
 
 /** Debian suites the harness ships against: bookworm has systemd 252, trixie 257. */
 export type Suite = "bookworm" | "trixie";
 export const SUITES: readonly Suite[] = ["bookworm", "trixie"];
 
-/** `host`: no container, the host's own systemd (a CI VM, a privileged systemd job); chosen by name only, never by `auto`. */
-export type EngineName = "nspawn" | "docker" | "podman" | "host";
+/** An engine of `ENGINES` by name, or `auto`: the first of those it tries that runs here. */
 export type EngineChoice = EngineName | "auto";
 
 /** What a caller may say about a container; every field has a default. */
@@ -24,10 +24,9 @@ export interface ContainerOptions {
    */
   unified?: boolean;
   /**
-   * Which engine; `auto` (default) tries nspawn, podman, then docker, and
-   * uses the first that really runs: nspawn first because it gives pure
-   * cgroup v2 inside on any host layout, where podman and docker give the
-   * host's. `host` is never picked by `auto`.
+   * Which engine (`ENGINES` in engines.ts); `auto` (default) tries nspawn,
+   * podman, then docker, and uses the first that really runs (engines.ts
+   * says why in that order). `host` is never picked by `auto`.
    */
   engine?: EngineChoice;
   /** Machine name, also the host name inside. Default `outlive-<suite>-<pid>-<random>`. */
@@ -132,8 +131,10 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
   const unified = options.unified ?? DEFAULTS.unified;
   if (typeof unified !== "boolean") fail("unified", "a boolean", unified);
   const engine = options.engine ?? DEFAULTS.engine;
-  if (!["auto", "nspawn", "docker", "podman", "host"].includes(engine)) fail("engine", "auto, nspawn, podman, docker or host", engine);
-  const name = options.name ?? `outlive-${engine === "host" ? "host" : suite}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  if (engine !== "auto" && !isEngineName(engine)) fail("engine", `auto, ${ENGINE_NAMES.slice(0, -1).join(", ")} or ${ENGINE_NAMES.at(-1)}`, engine);
+  // An engine that boots no suite (the host's own systemd) names its machine after itself.
+  const machineOf = engine !== "auto" && !ENGINES[engine].bootsSuite ? engine : suite;
+  const name = options.name ?? `outlive-${machineOf}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   if (typeof name !== "string" || !NAME_PATTERN.test(name)) fail("name", "lower-case letters, digits and dashes (at most 63)", name);
   const user = options.user ?? DEFAULTS.user;
   if (typeof user !== "string" || !USER_PATTERN.test(user)) fail("user", "a plain user name", user);

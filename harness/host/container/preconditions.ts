@@ -1,5 +1,8 @@
+import { existsSync, readFileSync } from "node:fs";
+import { needsCgroup2Mount } from "./cgroup2-mount.ts";
 import { runCommand } from "./command.ts";
 import { ContainerError } from "./errors.ts";
+import { findHostCgroups } from "./host-cgroup.ts";
 
 const INSTALL_HINT = "run container/install-deps.sh as root (apt-get install -y systemd-container debootstrap)";
 
@@ -26,4 +29,28 @@ export async function requireTool(tool: string, debianPackage: string): Promise<
     throw new ContainerError("missing-package", `${tool} is not installed (Debian package ${debianPackage}): ${INSTALL_HINT}`);
   }
   return path;
+}
+
+/** A tool an engine runs, and the Debian package that brings it. */
+export type ToolNeed = readonly [tool: string, debianPackage: string];
+
+/**
+ * Why an engine that boots the debootstrapped rootfs cannot run here, or
+ * null: root, its tools, the Node to bind in, and a cgroup v2 hierarchy
+ * (a privileged job container with only v1 under a tmpfs gets one mounted
+ * at boot, so it passes). Cheap: boots nothing, and debootstrap's network
+ * is only found out by trying.
+ */
+export async function rootfsEngineMissing(tools: readonly ToolNeed[], nodePath: string): Promise<string | null> {
+  if (typeof process.getuid === "function" && process.getuid() !== 0) return "needs root (uid 0)";
+  for (const [tool, pkg] of tools) {
+    if ((await findTool(tool)) === null) return `${tool} is not installed (Debian package ${pkg}): run container/install-deps.sh`;
+  }
+  if (!existsSync(nodePath)) return `no Node binary at ${nodePath} to bind into the container`;
+  try {
+    if (!needsCgroup2Mount(readFileSync("/proc/self/mountinfo", "utf8"))) findHostCgroups();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return null;
 }

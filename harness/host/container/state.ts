@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ProcessIdentity } from "../../../lib/proc/identity.ts";
+import type { EngineName } from "./engines.ts";
 import { ContainerError } from "./errors.ts";
 import type { Suite } from "./options.ts";
 import type { Readiness } from "./readiness.ts";
@@ -34,36 +34,14 @@ export function commonState(options: Pick<CommonState, "name" | "suite" | "unifi
   };
 }
 
-export interface NspawnState extends CommonState {
-  engine: "nspawn";
-  rootfs: string;
-  /** The systemd-nspawn process; signalled only while its start time still matches. */
-  nspawn: ProcessIdentity;
-  /** The container's systemd (host pid), the target of nsenter. */
-  pid1: ProcessIdentity | null;
-  /** The launch cgroup in every hierarchy nspawn touched; removed at teardown. */
-  cgroupDirs: string[];
-  /** cgroup v2 mounted by the harness (a job container had none); unmounted by the last teardown. */
-  mountedCgroup2?: string | null;
+/**
+ * A container's state as saved: the common part, plus what its engine
+ * keeps (each engine's file says what; `ENGINES[state.engine].attach`
+ * reads it back).
+ */
+export interface ContainerState extends CommonState {
+  engine: EngineName;
 }
-
-export interface OciState extends CommonState {
-  engine: "docker" | "podman";
-  containerId: string;
-  /** Where container/containers.conf is read from for every engine command. */
-  projectDir: string;
-  /** The client binary (`ociCommand`, default the engine's name). */
-  command: string;
-}
-
-export interface HostState extends CommonState {
-  engine: "host";
-  /** What the harness changed on the host, so teardown undoes exactly that. */
-  createdUser: boolean;
-  enabledLinger: boolean;
-}
-
-export type ContainerState = NspawnState | OciState | HostState;
 
 const STATE_FILE = "state.json";
 
