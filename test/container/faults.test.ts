@@ -34,7 +34,7 @@ describe("faults end in one line and exit 77, never a hang", () => {
     chmodSync(denoDir, 0o777);
     const r = spawnSync(
       "setpriv",
-      ["--reuid=65534", "--regid=65534", "--clear-groups", join(root, "node_modules/.bin/deno"), "run", "-A", "harness/container/cli.ts", "up"],
+      ["--reuid=65534", "--regid=65534", "--clear-groups", join(root, "node_modules/.bin/deno"), "run", "-A", "harness/host/container/cli.ts", "up"],
       { cwd: root, encoding: "utf8", timeout: 60_000, env: { ...process.env, HOME: "/tmp", DENO_DIR: denoDir } },
     );
     rmSync(denoDir, { recursive: true, force: true });
