@@ -49,6 +49,8 @@ export async function runInJobContainer(script: string, options: ContainerOption
     "--volume", `${npmDir}:/usr/local/lib/node_modules/npm:ro`,
     "--volume", `${resolved.projectDir}:${JOB_PROJECT}`,
     ...(cacheTarget !== join(resolved.projectDir, "container", "cache") ? ["--volume", `${cacheTarget}:${cacheTarget}`] : []),
+    // A node_modules linked out of the project (a git worktree's), where the link points, as every engine binds it.
+    ...resolved.binds.flatMap((b) => ["--volume", `${b.host}:${b.inside}`]),
     image, "bash", "-c", JOB_PID1,
   ], { timeoutMs: 60_000, env });
   const id = run.stdout.trim();
