@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { OutliveError } from "../lib/mod.ts";
+import { UsageError } from "./cli/usage-error.ts";
 import { ACK_HELP, ackCommand } from "./commands/ack.ts";
 import { KILL_HELP, killCommand } from "./commands/kill.ts";
 import { LOGS_HELP, logsCommand } from "./commands/logs.ts";
@@ -10,7 +11,6 @@ import { REPLAY_HELP, replayCommand } from "./commands/replay.ts";
 import { RM_HELP, rmCommand } from "./commands/rm.ts";
 import { RUN_HELP, runCommand } from "./commands/run.ts";
 import { STOP_ALL_HELP, stopAllCommand } from "./commands/stop-all.ts";
-import { UsageError } from "./commands/usage-error.ts";
 import { WAIT_HELP, waitCommand } from "./commands/wait.ts";
 import { censusCommand } from "./commands/census.ts";
 import { HARNESS_HELP, harnessCommand } from "./commands/harness.ts";

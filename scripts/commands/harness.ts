@@ -1,8 +1,8 @@
 import { launchHarness, mayRetireHarness, retireIdleHarness, type HarnessIdleDecision, type HarnessSpec } from "../../lib/mod.ts";
-import { help, number } from "./run.ts";
-import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { withSupervisor } from "./storage-view.ts";
-import { UsageError } from "./usage-error.ts";
+import { help, number, parseFlags } from "../cli/flags.ts";
+import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { withSupervisor } from "../cli/reach.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 export const HARNESS_HELP = `usage: outlive harness run [--harness claude-code|codex|other] [--server JSON]… [--id ID] [--key KEY] [--timeout SECONDS] -- CMD ARG…
        outlive harness retire ID [--dry-run]
