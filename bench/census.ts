@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     const tree = await median("pidtree(-1) (all pids, no argv)", () => pidtree(-1));
 
     const servers = Array.from({ length: SERVERS }, (_, i) => ({ name: `s${i + 1}`, command: "sleep", args: [String(9001 + i)] }));
-    const record: LaunchRecord = await readLaunchRecord({ harness: "other", cwd: "/", env: { PATH: process.env.PATH }, servers });
+    const record: LaunchRecord = await readLaunchRecord({ agent: "other", cwd: "/", env: { PATH: process.env.PATH }, servers });
     const leader = { pid: harness, startTime: readProcStat(harness)!.startTime };
     const first = await mayRetireIdle(leader, record);
     if (first.verdict !== "retire") throw new Error(`expected retire, got ${JSON.stringify(first)}`);

@@ -26,7 +26,7 @@ const scenario = defineScenario({
       // The first daemon: reads the record just before the spawn, then starts the harness through a
       // shell that exits at once (so the harness is reparented, as after the daemon's restart). The
       // shell's child (UNREAPED_CHILD) is left to the harness, which never reaps it: a zombie child.
-      const record = await readLaunchRecord({ harness: "claude-code", argv: ["claude"], cwd, env });
+      const record = await readLaunchRecord({ agent: "claude-code", argv: ["claude"], cwd, env });
       ctx.check("the first daemon's launch record names the server", record.known && record.servers.map((s) => s.name).join() === "files", record);
       const h = await startFakeHarness(ctx, files, [{ argv: [server, "--stdio"] }], { cwd, env, started, prefix: UNREAPED_CHILD, orphaned: true });
       const serverPid = h.children[0];

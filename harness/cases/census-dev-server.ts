@@ -25,7 +25,7 @@ const scenario = defineScenario({
       const config = join(cwd, "mcp.json");
       writeFileSync(dev, "setInterval(() => {}, 1000);");
       writeFileSync(config, JSON.stringify({ mcpServers: { files: { command: "node", args: [server, "--stdio"] } } }));
-      const record = await readLaunchRecord({ harness: "claude-code", argv: ["claude", "--strict-mcp-config", "--mcp-config", config], cwd, env });
+      const record = await readLaunchRecord({ agent: "claude-code", argv: ["claude", "--strict-mcp-config", "--mcp-config", config], cwd, env });
       ctx.fact("launchRecord", record);
       ctx.check("the launch record names the one MCP server", record.servers.length === 1, record);
 

@@ -22,7 +22,7 @@ const scenario = defineScenario({
     censusRun(ctx, async ({ files, started }) => {
       const cwd = files.root;
       const env = { ...process.env };
-      const record = await readLaunchRecord({ harness: "claude-code", argv: ["claude", "--strict-mcp-config"], cwd, env });
+      const record = await readLaunchRecord({ agent: "claude-code", argv: ["claude", "--strict-mcp-config"], cwd, env });
       const cliArgs = ["--strict-mcp-config", "--cwd", cwd];
 
       // 1. Identity: the daemon recorded harness A (pid, start time); that pid now names idle harness B.

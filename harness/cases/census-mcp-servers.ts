@@ -50,7 +50,7 @@ async function claudeCode(ctx: ScenarioContext, harnessFiles: CensusFiles, start
   };
   writeFileSync(join(cwd, ".mcp.json"), JSON.stringify({ mcpServers: dotMcp }));
   writeFileSync(join(cwd, "servers.json"), JSON.stringify({ mcpServers: flagged }));
-  const inputs: LaunchInputs = { harness: "claude-code", argv: ["claude", "--mcp-config", "servers.json"], cwd, env };
+  const inputs: LaunchInputs = { agent: "claude-code", argv: ["claude", "--mcp-config", "servers.json"], cwd, env };
   const record = await readLaunchRecord(inputs);
   ctx.fact("claudeLaunchRecord", record);
   ctx.check("claude: the launch record names all five servers", serverNames(record) === "by-name,by-path,interpreted,renamed,with-child", record);
@@ -102,7 +102,7 @@ async function codex(ctx: ScenarioContext, harnessFiles: CensusFiles, started: S
   const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, CODEX_HOME: codexHome };
   const toml = (docs: string) => `model = "o3"\n\n[mcp_servers.docs]\ncommand = "${docs}"\nargs = ["--codex"]\n\n[mcp_servers.py]\ncommand = "node"\nargs = ["${join(bin, "server.js")}", "--toml"]\n`;
   writeFileSync(join(codexHome, "config.toml"), toml("fake-mcp"));
-  const inputs: LaunchInputs = { harness: "codex", cwd, env };
+  const inputs: LaunchInputs = { agent: "codex", cwd, env };
   const record = await readLaunchRecord(inputs);
   ctx.fact("codexLaunchRecord", record);
   ctx.check("codex: the launch record names both config.toml servers", serverNames(record) === "docs,py", record);

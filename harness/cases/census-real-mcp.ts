@@ -1,6 +1,6 @@
 /**
  * census-real-mcp (issue 14): a stand-in harness, launched through outlive
- * (`launchHarness`, daemon mode: a systemd user scope of its own), whose
+ * (`launchAgent`, daemon mode: a systemd user scope of its own), whose
  * `.mcp.json` names a real MCP server from the npm registry the way users
  * configure it: `npx -y @modelcontextprotocol/server-memory@VERSION` (pinned,
  * as the project's own installed version, so npx needs no registry lookup
@@ -16,7 +16,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "zx";
-import { classifyMembers, isRunning, launchHarness, mayRetireHarness, retireIdleHarness, Supervisor, takeCensus } from "../../lib/mod.ts";
+import { classifyMembers, isRunning, launchAgent, mayRetireAgent, retireIdleAgent, Supervisor, takeCensus } from "../../lib/mod.ts";
 import { projectRoot } from "../shared/project-root.ts";
 import { brief, censusRun, cliCensus, writtenPid } from "../inside/kits/census-kit.ts";
 import { defineScenario } from "../shared/define.ts";
@@ -88,7 +88,7 @@ const scenario = defineScenario({
       const open = () => Supervisor.open({ storage, mode: "daemon", prefix: ctx.prefix, log: (l) => ctx.log(l) });
       let sup = await open();
       ctx.fact("placement", sup.placementReason);
-      const { task, launchRecord } = await launchHarness(sup, { harness: "claude-code", argv: [process.execPath, harnessJs, JSON.stringify(plans), report], cwd, env });
+      const { task, launchRecord } = await launchAgent(sup, { agent: "claude-code", argv: [process.execPath, harnessJs, JSON.stringify(plans), report], cwd, env });
       if (task.pid) started.add(task.pid);
       ctx.fact("task", { id: task.id, pid: task.pid, location: task.location });
       ctx.fact("launchRecord", launchRecord);
@@ -119,7 +119,7 @@ const scenario = defineScenario({
       const devRole = roles.find((m) => m.process.pid === dev);
       ctx.check("the setsid + double-forked dev server is found only in the cgroup", devRole?.why === "cgroup-member" && devRole.process.ppid !== h.pid, devRole);
 
-      const busy = await mayRetireHarness(sup, task.id);
+      const busy = await mayRetireAgent(sup, task.id);
       ctx.fact("whileDevServerRuns", { ...busy, decision: brief(busy.decision) });
       ctx.check("kept while the dev server runs, and it is named", busy.decision.verdict === "keep" && busy.decision.blocking?.pid === dev && busy.decision.blocking.why === "cgroup-member", brief(busy.decision));
 
@@ -129,18 +129,18 @@ const scenario = defineScenario({
       const cliDev = cli.json?.members?.find((m: { pid: number }) => m.pid === dev);
       ctx.check("outlive census names the dev server as a cgroup member", cliDev?.why === "cgroup-member" && /-task-.*\.scope$/.test(cli.json?.sources?.cgroup ?? ""), cli.json?.sources ?? cli.stderr);
       const flags = ["--storage", storage, "--mode", "daemon", "--prefix", ctx.prefix];
-      const dry = await $({ nothrow: true, quiet: true, timeout: "30s" })`node ${join(projectRoot(), "dist/scripts/outlive.js")} harness retire ${task.id} --dry-run ${flags}`;
-      ctx.check("outlive harness retire --dry-run keeps it (exit 3), naming the dev server", dry.exitCode === 3 && dry.stdout.includes(`pid ${dev} `), { code: dry.exitCode, out: dry.stdout, err: dry.stderr });
+      const dry = await $({ nothrow: true, quiet: true, timeout: "30s" })`node ${join(projectRoot(), "dist/scripts/outlive.js")} agent retire ${task.id} --dry-run ${flags}`;
+      ctx.check("outlive agent retire --dry-run keeps it (exit 3), naming the dev server", dry.exitCode === 3 && dry.stdout.includes(`pid ${dev} `), { code: dry.exitCode, out: dry.stdout, err: dry.stderr });
       sup = await open();
       try {
-        const adopted = await mayRetireHarness(sup, task.id);
+        const adopted = await mayRetireAgent(sup, task.id);
         ctx.check("after the restart the adopted harness has its launch record and is still kept", adopted.launchRecordFound && adopted.decision.blocking?.pid === dev, { ...adopted, decision: brief(adopted.decision) });
 
         process.kill(dev, "SIGTERM");
         ctx.mark("kill", "dev server stopped");
         await ctx.waitFor("the dev server to end", () => !isRunning(dev), 10_000);
         const before = census.ok ? census.census.members.map((m) => m.process.pid).filter((pid) => pid !== dev) : [];
-        const retired = await retireIdleHarness(sup, task.id, { graceMs: 1000 });
+        const retired = await retireIdleAgent(sup, task.id, { graceMs: 1000 });
         ctx.fact("retired", { ...retired, decision: brief(retired.decision), killed: retired.killed?.record.state });
         ctx.check("retired once only its MCP server ran under it", retired.decision.verdict === "retire" && retired.decision.servers.some((s) => s.pid === npxPid && s.server === "memory"), brief(retired.decision));
         ctx.check("the task ends as killed", retired.killed?.record.state === "killed", retired.killed?.record);

@@ -20,7 +20,7 @@ const scenario = defineScenario({
       const cwd = files.root;
       const env = { ...process.env };
       // No MCP servers configured: the record is known and empty, so anything under the harness is real work.
-      const record = await readLaunchRecord({ harness: "claude-code", argv: ["claude", "--strict-mcp-config"], cwd, env });
+      const record = await readLaunchRecord({ agent: "claude-code", argv: ["claude", "--strict-mcp-config"], cwd, env });
       ctx.check("the launch record is known and names no server", record.known && record.servers.length === 0, record);
       const cliArgs = ["--strict-mcp-config", "--cwd", cwd];
 
