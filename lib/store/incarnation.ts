@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { bootId } from "../proc/boot-id.ts";
 import { readCgroup } from "../proc/cgroup.ts";
 import { isSameProcess } from "../proc/identity.ts";
 import { readProcStat } from "../proc/stat.ts";
 import { OutliveError } from "../errors.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
+import { incarnationPath } from "./layout.ts";
 
 /** One life of a supervisor on a storage: who it was, where it ran, when it began. */
 export interface Incarnation {
@@ -34,10 +34,6 @@ export function currentIncarnation(now = new Date()): Incarnation {
 /** True when that incarnation's process still runs (same boot, same pid and start time). */
 export function incarnationAlive(inc: Incarnation, bootNow: string): boolean {
   return inc.bootId === bootNow && isSameProcess({ pid: inc.pid, startTime: inc.startTime });
-}
-
-export function incarnationPath(root: string, id: string): string {
-  return join(root, "incarnations", `${id}.json`);
 }
 
 export async function saveIncarnation(root: string, inc: Incarnation): Promise<void> {

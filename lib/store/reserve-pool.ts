@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { storagePaths } from "./layout.ts";
 import { reserveSpace } from "./record-reserve.ts";
 
 /** What a reserve is for: a task's end (its terminal record), or a live write (`running`, `killing`). */
@@ -50,7 +51,7 @@ export class ReservePool {
 
   /** Makes `<root>/reserves/` if missing and takes stock of what an earlier supervisor left in it. */
   static open(root: string): ReservePool {
-    const pool = new ReservePool(join(root, "reserves"));
+    const pool = new ReservePool(storagePaths(root).reserves);
     mkdirSync(pool.dir, { recursive: true, mode: 0o700 });
     for (const name of readdirSync(pool.dir)) {
       const m = /^(terminal|live)-(\d+)-[0-9a-f]+$/.exec(name);

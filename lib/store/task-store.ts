@@ -1,6 +1,5 @@
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
 import { lstat, mkdir, readdir, rename, stat, unlink } from "node:fs/promises";
-import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
 import { forEachBounded } from "../pool/for-each-bounded.ts";
 import { writeFilesAtomic } from "./atomic-batch.ts";
@@ -11,7 +10,7 @@ import { isNoSpace, writeIntoReserve } from "./record-reserve.ts";
 import { ReservePool, type ReserveKind } from "./reserve-pool.ts";
 import { withBallast } from "./ballast.ts";
 import { isTerminal, type TaskRecord } from "./record.ts";
-import { taskPaths, type TaskPaths } from "./storage-root.ts";
+import { isQuarantineNote, legacyReservePaths, quarantineName, quarantineNotePath, quarantinePath, storagePaths, taskPaths, type TaskPaths } from "./layout.ts";
 import { TASK_ID_PATTERN } from "./task-id.ts";
 
 /** A task directory that could not be read as a record, and why. */
@@ -97,9 +96,10 @@ export class TaskStore {
         `The storage directory ${root} is writable by others (mode ${(info.mode & 0o777).toString(8)}); run chmod 700 on it`,
       );
     }
+    const layout = storagePaths(root);
     let reserves: ReservePool;
     try {
-      for (const dir of [join(root, "tasks"), join(root, "quarantine"), join(root, "incarnations")]) {
+      for (const dir of [layout.tasks, layout.quarantine, layout.incarnations]) {
         await mkdir(dir, { recursive: true, mode: 0o700 });
       }
     } catch (error) {
@@ -110,7 +110,7 @@ export class TaskStore {
     try {
       reserves = ReservePool.open(root);
     } catch (error) {
-      throw new OutliveError("E_STORAGE", `Cannot read the storage's reserves in ${join(root, "reserves")}: ${(error as Error).message}`, {
+      throw new OutliveError("E_STORAGE", `Cannot read the storage's reserves in ${layout.reserves}: ${(error as Error).message}`, {
         cause: error,
       });
     }
@@ -196,7 +196,7 @@ export class TaskStore {
       try {
         await writeFilesAtomic(records.map((r) => ({ path: this.paths(r.id).record, data: `${JSON.stringify(r, null, 2)}\n` })));
       } catch (error) {
-        if (!isNoSpace(error)) throw this.storageError(join(this.root, "tasks"), error);
+        if (!isNoSpace(error)) throw this.storageError(storagePaths(this.root).tasks, error);
         // A full disk: each record goes on its own, into the space reserved for it.
         let first: unknown = null;
         for (const r of records) await this.writeNow(r).catch((e) => (first ??= e));
@@ -258,7 +258,7 @@ export class TaskStore {
         if ((error as { code?: string }).code !== "ENOENT" && !isNoSpace(error)) throw error;
       }
     }
-    for (const reserve of legacyReservePaths(p)[kind]) {
+    for (const reserve of legacyReservePaths(p.dir)[kind]) {
       try {
         await writeIntoReserve(reserve, p.record, data, p.dir, durable);
         return true;
@@ -356,7 +356,7 @@ export class TaskStore {
   /** Ids of every task directory (including unreadable ones). */
   async ids(): Promise<string[]> {
     try {
-      return (await readdir(join(this.root, "tasks"))).filter((name) => !name.startsWith("."));
+      return (await readdir(storagePaths(this.root).tasks)).filter((name) => !name.startsWith("."));
     } catch (error) {
       // A read-only view of a storage never made holds no tasks; a writable open made `tasks/` already.
       if (this.readOnly && (error as { code?: string }).code === "ENOENT") return [];
@@ -386,7 +386,7 @@ export class TaskStore {
       if (result.ok) {
         records.push(result.record);
         if (!isTerminal(result.record.state) && !this.readOnly && !this.live.has(id)) {
-          this.live.set(id, existsSync(legacyReservePaths(this.paths(id)).terminal[0]) ? "legacy" : "pool");
+          this.live.set(id, existsSync(legacyReservePaths(this.paths(id).dir).terminal[0]) ? "legacy" : "pool");
         }
       }
       else {
@@ -402,26 +402,25 @@ export class TaskStore {
 
   /** Moves a task directory aside (never deletes it) with the reason in `quarantine-reason.txt`. */
   async quarantine(id: string, reason: string): Promise<string> {
-    const target = join(this.root, "quarantine", `${id}.${new Date().toISOString().replace(/[:.]/g, "-")}`);
+    const target = quarantinePath(this.root, quarantineName(id, new Date()));
     await rename(this.paths(id).dir, target);
     const entry = await lstat(target);
-    const note = entry.isDirectory() && !entry.isSymbolicLink() ? join(target, "quarantine-reason.txt") : `${target}.reason.txt`;
-    await writeFileAtomic(note, `${reason}\n`);
+    await writeFileAtomic(quarantineNotePath(target, entry.isDirectory() && !entry.isSymbolicLink()), `${reason}\n`);
     return target;
   }
 
   /** Quarantined entries (name, reason), for `ps`. */
   async quarantined(): Promise<string[]> {
-    return (await readdir(join(this.root, "quarantine"))).filter((n) => !n.endsWith(".reason.txt"));
+    return (await readdir(storagePaths(this.root).quarantine)).filter((n) => !isQuarantineNote(n));
   }
 
   private async checkWritable(): Promise<void> {
-    const probe = join(this.root, "tasks");
+    const { tasks, writeCheck } = storagePaths(this.root);
     try {
       // A probe of whether the storage takes writes: nothing reads it back, so nothing is flushed.
-      await writeFileAtomic(join(probe, ".write-check"), "ok\n", { durable: false });
+      await writeFileAtomic(writeCheck, "ok\n", { durable: false });
     } catch (error) {
-      throw this.storageError(probe, error);
+      throw this.storageError(tasks, error);
     }
   }
 
@@ -448,11 +447,6 @@ function reserveSizes(firstRecordBytes: number, terminalExtraBytes: number): Rec
   return { terminal: blocks(firstRecordBytes + terminalExtraBytes), live: blocks(firstRecordBytes + LIVE_RESERVE_EXTRA_BYTES) };
 }
 
-/** The per-task reserves an older outlive made in a live task's directory: used on a full disk, removed at its end. */
-function legacyReservePaths(p: TaskPaths): Record<ReserveKind, string[]> {
-  return { terminal: [join(p.dir, ".record.reserve")], live: [join(p.dir, ".record.reserve-live-1"), join(p.dir, ".record.reserve-live-2")] };
-}
-
 /**
  * Takes back what `create` made, name by name: unlink and rmdir need no file
  * descriptor, where a recursive remove (which opens the directory) fails
@@ -474,6 +468,6 @@ function removeMade(p: TaskPaths): void {
 }
 
 async function dropLegacyReserves(p: TaskPaths): Promise<void> {
-  const r = legacyReservePaths(p);
+  const r = legacyReservePaths(p.dir);
   for (const path of [...r.terminal, ...r.live]) await unlink(path).catch(() => {});
 }
