@@ -4,9 +4,9 @@ import { bootId } from "../proc/boot-id.ts";
 import { readCgroup } from "../proc/cgroup.ts";
 import { isSameProcess } from "../proc/identity.ts";
 import { readProcStat } from "../proc/stat.ts";
-import { OutliveError } from "../errors.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { incarnationPath } from "./layout.ts";
+import { storageError } from "./storage-error.ts";
 
 /** One life of a supervisor on a storage: who it was, where it ran, when it began. */
 export interface Incarnation {
@@ -42,7 +42,7 @@ export async function saveIncarnation(root: string, inc: Incarnation): Promise<v
     // Not flushed: after a host crash every task's boot id answers before its incarnation is asked.
     await writeFileAtomic(path, `${JSON.stringify(inc)}\n`, { durable: false });
   } catch (error) {
-    throw new OutliveError("E_STORAGE", `Cannot write the storage at ${path}: ${(error as Error).message}`, { cause: error });
+    throw storageError(path, error);
   }
 }
 

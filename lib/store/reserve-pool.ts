@@ -102,3 +102,29 @@ export class ReservePool {
     list.splice(at < 0 ? list.length : at, 0, { path, bytes });
   }
 }
+
+/** What a terminal reserve holds beyond the first record's size when the caller does not say: the output tail, the reason. */
+const DEFAULT_TERMINAL_EXTRA_BYTES = 32_768;
+
+/** What a live write's reserve holds beyond the first record's size: a kill reason, a found location. */
+const LIVE_RESERVE_EXTRA_BYTES = 4096;
+
+/**
+ * The reserve sizes a task needs, whose first record is `firstRecordBytes`
+ * long and whose end may need `terminalExtraBytes` more (32 KiB when not
+ * said), rounded up to whole 4 KiB blocks (so most tasks need the same
+ * sizes, and any one's reserve fits the next).
+ *
+ * @example
+ * ```ts
+ * import { reserveSizes } from "./reserve-pool.ts";
+ * console.log(reserveSizes(900)); // { terminal: 36864, live: 8192 }
+ * ```
+ */
+export function reserveSizes(firstRecordBytes: number, terminalExtraBytes?: number): Record<ReserveKind, number> {
+  const blocks = (n: number) => Math.ceil(n / 4096) * 4096;
+  return {
+    terminal: blocks(firstRecordBytes + (terminalExtraBytes ?? DEFAULT_TERMINAL_EXTRA_BYTES)),
+    live: blocks(firstRecordBytes + LIVE_RESERVE_EXTRA_BYTES),
+  };
+}
