@@ -202,15 +202,18 @@ export interface TaskPaths {
  */
 export function taskPaths(root: string, id: string): TaskPaths {
   const dir = join(root, TASKS, id);
-  const io = join(dir, "io");
+  // What join(dir, name) gives for a plain name under a path join made, without normalizing it again:
+  // one join instead of seven, a tenth of the time (replay and every write ask for these).
+  const inDir = dir === "." || dir === "./" ? "" : dir.endsWith("/") ? dir : `${dir}/`;
+  const io = `${inDir}io`;
   return {
     dir,
-    record: join(dir, "record.json"),
+    record: `${inDir}record.json`,
     io,
-    stdout: join(io, "stdout"),
-    stderr: join(io, "stderr"),
-    exit: join(io, "exit"),
-    timedOut: join(io, "timed-out"),
+    stdout: `${io}/stdout`,
+    stderr: `${io}/stderr`,
+    exit: `${io}/exit`,
+    timedOut: `${io}/timed-out`,
   };
 }
 
