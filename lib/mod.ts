@@ -31,7 +31,7 @@ export { spawnerCgroupEvidence } from "./replay/spawner-cgroup.ts";
 export { defaultShellPath, shellPathProblem } from "./spawn/shell-path.ts";
 export * from "./proc/mod.ts";
 export * from "./census/mod.ts";
-export * from "./launch/mod.ts";
+export * from "./agent/mod.ts";
 export * from "./generation/mod.ts";
 export * from "./pty/mod.ts";
 export * from "./retention/mod.ts";

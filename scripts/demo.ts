@@ -13,8 +13,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DaemonSimulator } from "../harness/daemon/simulator.ts";
 import { isTerminal, type TaskRecord } from "../lib/mod.ts";
-import { viewStorage } from "./commands/storage-view.ts";
-import { formatTable } from "./commands/task-table.ts";
+import { viewStorage } from "./cli/storage-view.ts";
+import { formatTable } from "./cli/table.ts";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),

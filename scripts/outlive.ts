@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { OutliveError } from "../lib/mod.ts";
+import { sayDeprecated } from "./cli/deprecation.ts";
+import { UsageError } from "./cli/usage-error.ts";
 import { ACK_HELP, ackCommand } from "./commands/ack.ts";
 import { KILL_HELP, killCommand } from "./commands/kill.ts";
 import { LOGS_HELP, logsCommand } from "./commands/logs.ts";
@@ -10,10 +12,9 @@ import { REPLAY_HELP, replayCommand } from "./commands/replay.ts";
 import { RM_HELP, rmCommand } from "./commands/rm.ts";
 import { RUN_HELP, runCommand } from "./commands/run.ts";
 import { STOP_ALL_HELP, stopAllCommand } from "./commands/stop-all.ts";
-import { UsageError } from "./commands/usage-error.ts";
 import { WAIT_HELP, waitCommand } from "./commands/wait.ts";
 import { censusCommand } from "./commands/census.ts";
-import { HARNESS_HELP, harnessCommand } from "./commands/harness.ts";
+import { AGENT_HELP, agentCommand } from "./commands/agent.ts";
 import { ATTACH_HELP, attachCommand } from "./commands/attach.ts";
 import { RESIZE_HELP, resizeCommand } from "./commands/resize.ts";
 import { SEND_HELP, sendCommand } from "./commands/send.ts";
@@ -35,9 +36,12 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help:
   resize: { run: resizeCommand, help: RESIZE_HELP },
   attach: { run: attachCommand, help: ATTACH_HELP },
   census: { run: censusCommand, help: "usage: outlive census PID [--json] [--cgroup auto|PATH|none] … (see outlive census --help)" },
-  harness: { run: harnessCommand, help: HARNESS_HELP },
+  agent: { run: agentCommand, help: AGENT_HELP },
   scenario: { run: scenarioCommand, help: SCENARIO_HELP },
 };
+
+/** Old command names that still work for one release, each with the command that replaced it. */
+const DEPRECATED: Record<string, string> = { harness: "agent" };
 
 const HELP = `usage: outlive COMMAND [OPTIONS]
 
@@ -59,7 +63,7 @@ commands:
   resize    set the size of a PTY task's terminal
   attach    an interactive session on a PTY task's terminal (Ctrl-] detaches)
   census    what runs under a process, and may it be retired when idle
-  harness   run an agent harness as a task with its launch record; retire it when idle
+  agent     run an agent (Claude Code, Codex, …) as a task with its launch record; retire it when idle
   scenario  run scenario files (yours, from any path) in a systemd container; list outlive's own
 
 outlive COMMAND --help for a command's options.`;
@@ -71,7 +75,9 @@ export async function main(argv: string[]): Promise<number> {
     console.log(HELP);
     return name === undefined ? 2 : 0;
   }
-  const command = COMMANDS[name];
+  const renamed = Object.hasOwn(DEPRECATED, name) ? DEPRECATED[name] : null;
+  if (renamed) sayDeprecated("outlive", `outlive ${name}`, `outlive ${renamed}`);
+  const command = COMMANDS[renamed ?? name];
   try {
     if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}; see outlive --help`);
     return await command.run(rest);

@@ -26,19 +26,49 @@ export interface LaunchRecord {
   readAt: string;
 }
 
-/** What the caller is about to spawn. */
-export interface LaunchInputs {
-  /** Whose config files to read: Claude Code's, Codex's, or none (ACP servers only). */
-  harness: "claude-code" | "codex" | "other";
-  /** The harness's argv (for Claude Code's `--mcp-config` and `--strict-mcp-config`). */
-  argv?: readonly string[];
-  /** The folder the harness will run in. */
-  cwd: string;
-  /** The harness's environment: PATH, HOME, CLAUDE_CONFIG_DIR, CODEX_HOME. */
-  env: Readonly<Record<string, string | undefined>>;
-  /** Servers given to the harness at session start (ACP `session/new` `mcpServers`: `{ name, command, args }`). */
-  servers?: readonly unknown[];
+/** Which agent's config files name its MCP servers: Claude Code's, Codex's, or none (`other`: ACP servers only). */
+export type AgentKind = "claude-code" | "codex" | "other";
+
+/**
+ * The agent kind, as `agent`, or for one release under its old name
+ * `harness` (never both).
+ */
+export type AgentKindField =
+  | {
+    /** Whose config files to read: Claude Code's, Codex's, or none (ACP servers only). */
+    agent: AgentKind;
+    harness?: never;
+  }
+  | {
+    /** @deprecated Use `agent` (the same values); `harness` is removed in the next release. */
+    harness: AgentKind;
+    agent?: never;
+  };
+
+/**
+ * The agent kind a caller gave, under either name.
+ *
+ * @example
+ * ```ts
+ * import { agentKindOf } from "./launch-record.ts";
+ * console.log(agentKindOf({ agent: "codex" }), agentKindOf({ harness: "other" })); // "codex" "other"
+ * ```
+ */
+export function agentKindOf(field: AgentKindField): AgentKind {
+  return field.agent ?? field.harness;
 }
+
+/** What the caller is about to spawn. */
+export type LaunchInputs = AgentKindField & {
+  /** The agent's argv (for Claude Code's `--mcp-config` and `--strict-mcp-config`). */
+  argv?: readonly string[];
+  /** The folder the agent will run in. */
+  cwd: string;
+  /** The agent's environment: PATH, HOME, CLAUDE_CONFIG_DIR, CODEX_HOME. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Servers given to the agent at session start (ACP `session/new` `mcpServers`: `{ name, command, args }`). */
+  servers?: readonly unknown[];
+};
 
 export interface LaunchRecordOptions {
   /** Milliseconds the whole read may take; past it the record is unknown. Default 3 000. */
@@ -59,7 +89,7 @@ export interface LaunchRecordOptions {
  * ```ts
  * import { readLaunchRecord } from "./launch-record.ts";
  * const record = await readLaunchRecord({
- *   harness: "other", cwd: "/", env: { PATH: "/usr/bin:/bin" },
+ *   agent: "other", cwd: "/", env: { PATH: "/usr/bin:/bin" },
  *   servers: [{ name: "echo", command: "sh", args: ["/srv/echo.sh"] }],
  * });
  * console.log(record.known, record.servers[0].programs); // true ["sh", "/usr/bin/sh"] (or "/bin/sh")
@@ -103,8 +133,9 @@ async function collect(inputs: LaunchInputs, options: LaunchRecordOptions, signa
   const cwd = resolve(inputs.cwd);
   const ctx: ConfigContext = { cwd, env: inputs.env, maxBytes: options.maxConfigBytes ?? DEFAULT_MAX_CONFIG_BYTES, signal, interpreters };
   const parts: SourceServers[] = [];
-  if (inputs.harness === "claude-code") parts.push(await readClaudeServers(inputs.argv ?? [], ctx));
-  if (inputs.harness === "codex") parts.push(await readCodexServers(ctx));
+  const agent = agentKindOf(inputs);
+  if (agent === "claude-code") parts.push(await readClaudeServers(inputs.argv ?? [], ctx));
+  if (agent === "codex") parts.push(await readCodexServers(ctx));
   if (inputs.servers !== undefined) parts.push(acpServers(inputs.servers, interpreters));
   const { servers, notes } = mergeSources(parts);
   const withForms: LaunchServer[] = [];

@@ -10,7 +10,7 @@
  * import { readProcStat } from "../proc/stat.ts";
  * import { logRefusal, mayRetireIdle, readLaunchRecord } from "./mod.ts";
  *
- * const inputs = { harness: "other" as const, cwd: process.cwd(), env: process.env, servers: [] };
+ * const inputs = { agent: "other" as const, cwd: process.cwd(), env: process.env, servers: [] };
  * const record = await readLaunchRecord(inputs); // just before the spawn
  * const harness = spawn("sh", ["-c", "sleep 30 & wait"], { detached: true });
  * await new Promise((r) => setTimeout(r, 200));
@@ -49,8 +49,16 @@ export { readCgroupMembers, type CgroupMembers } from "./cgroup-members.ts";
 /** Versioned interpreter names (`python3.11`) and npm's rewritten `npx` title. */
 export { isInterpreter } from "./interpreter-name.ts";
 export { argvIsNpxTitle, npxTitle } from "./launcher-title.ts";
-/** The MCP servers a harness's configs named at launch. See {@link readLaunchRecord}'s example. */
-export { readLaunchRecord, type LaunchInputs, type LaunchRecord, type LaunchRecordOptions, type LaunchServer } from "./launch-record.ts";
+/** The MCP servers an agent's configs named at launch. See {@link readLaunchRecord}'s example. */
+export {
+  readLaunchRecord,
+  type AgentKind,
+  type AgentKindField,
+  type LaunchInputs,
+  type LaunchRecord,
+  type LaunchRecordOptions,
+  type LaunchServer,
+} from "./launch-record.ts";
 /** Claude Code's and Codex's config sources, as pure parsers. */
 export { claudeArgvConfigs, claudeJsonPath, type ClaudeArgvConfigs } from "./claude-config.ts";
 export { codexConfigPath, serversFromCodexToml } from "./codex-config.ts";

@@ -3,6 +3,7 @@ import { quarantineNotePath, quarantinePath } from "../store/layout.ts";
 import { isTerminal, type TaskRecord } from "../store/record.ts";
 import { checkTaskId } from "../store/task-id.ts";
 import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
+import type { TaskTable } from "../store/task-table.ts";
 import { choosePrune, type PruneRule } from "./choose-prune.ts";
 import { raiseGenerationFloor } from "./generation-floor.ts";
 import { removeUnneededIncarnations } from "./incarnation-gc.ts";
@@ -12,7 +13,8 @@ import { moveAside, unlinkIfThere } from "./remove-files.ts";
 /** What removal needs of the supervisor: its records, and the means to forget one. */
 export interface RetentionHost {
   store: TaskStore;
-  records: Map<string, TaskRecord>;
+  /** The records held; a removed task is forgotten there. */
+  records: TaskTable;
   /** Drops a removed task from the completion queue and anything else that holds it. */
   forget(id: string): void;
   /** Incarnations that must stay whatever the records say (this one). */
@@ -100,7 +102,7 @@ async function removeTasks(host: RetentionHost, tasks: readonly TaskRecord[]): P
     await raiseGenerationFloor(host.store.root, stored);
   }
   moveAside(host.store.root, tasks.map((t) => ({ path: host.store.paths(t.id).dir, name: t.id })), (id) => {
-    host.records.delete(id);
+    host.records.forget(id);
     host.forget(id);
   });
 }

@@ -6,6 +6,9 @@ import { PLACEMENT_NAMES, type PlacementName } from "../store/record.ts";
 import { defaultShellPath, shellPathProblem } from "../spawn/shell-path.ts";
 import { defaultStorageRoot } from "../store/storage-root.ts";
 import { MIN_OUTPUT_BYTES } from "../output/trim-loop.ts";
+import { outputBound, type RunSpec } from "../start/run-spec.ts";
+
+export type { RunSpec };
 
 export type SupervisorMode = "daemon" | "standalone";
 export type PlacementChoice = "auto" | PlacementName;
@@ -140,35 +143,4 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     retention: normalizeRetention(o.retention),
     control: o.control ?? true,
   };
-}
-
-/** What `run` takes. */
-export interface RunSpec {
-  /** Task id; generated (`t-` + 16 hex) when absent. Must match `^[a-z0-9][a-z0-9-]{0,62}$`. */
-  id?: string;
-  /** The command as an argv: no shell is involved, arguments arrive byte for byte. */
-  argv?: string[];
-  /** Or a shell string, run by `shellPath -c` (the supervisor's `shellPath` unless given here). */
-  shell?: string;
-  /** The shell for this task's `shell` string; checked like the supervisor's `shellPath` option. */
-  shellPath?: string;
-  cwd?: string;
-  env?: Record<string, string>;
-  /** Seconds; when they pass the task is killed and ends `timed_out`. */
-  timeoutSeconds?: number;
-  /** Bytes of memory the task may use (cgroup placements only). */
-  memoryMaxBytes?: number;
-  /** Bytes of output kept on disk per stream (0: all). Default: the supervisor's `maxOutputBytes` (32 MiB). */
-  maxOutputBytes?: number;
-  /** One task per key: running under a key with a live task supersedes it. */
-  key?: string;
-  /** Run the command on a real terminal of this size (default 80 x 24), held inside the task's placement. */
-  pty?: { cols?: number; rows?: number };
-}
-
-/** An output bound: 0 (keep all) or at least one block, the unit holes are punched in. */
-export function outputBound(value: unknown, dflt: number, bad: (v: unknown) => Error): number {
-  const v = value ?? dflt;
-  if (!Number.isSafeInteger(v) || ((v as number) !== 0 && (v as number) < MIN_OUTPUT_BYTES)) throw bad(v);
-  return v as number;
 }

@@ -25,7 +25,7 @@ export async function forEachPlacedTask(
 export async function cleanUpAtStartup(
   placements: Iterable<Placement>,
   chosen: Placement,
-  records: ReadonlyMap<string, TaskRecord>,
+  records: { get(id: string): TaskRecord | undefined },
 ): Promise<{ cleanedUp: string[]; foreign: string[] }> {
   const cleanedUp: string[] = [];
   const foreign: string[] = [];

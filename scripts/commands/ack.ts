@@ -1,9 +1,9 @@
 import type { TaskRecord } from "../../lib/mod.ts";
-import { lockWaitMs, parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { help } from "./run.ts";
-import { reachStorage } from "./reach.ts";
-import { taskSummary, taskTable } from "./task-table.ts";
-import { UsageError } from "./usage-error.ts";
+import { help, parseFlags } from "../cli/flags.ts";
+import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { reachStorage } from "../cli/reach.ts";
+import { taskSummary, taskTable } from "../cli/task-table.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 export const ACK_HELP = `usage: outlive ack ID… [--json]
 

@@ -2,10 +2,10 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { controls, openTerminal, readPtyInfo, resizeTerminal } from "../../lib/mod.ts";
 import { readExitMarkerNow } from "../../lib/observe/exit-marker.ts";
-import { help } from "./run.ts";
-import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { terminalTarget } from "./terminal-target.ts";
-import { UsageError } from "./usage-error.ts";
+import { help, parseFlags } from "../cli/flags.ts";
+import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { terminalTarget } from "../cli/terminal-target.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 /** Ctrl-] (as in telnet): a key no shell binds, so it is safe to take for detaching. */
 export const DETACH_KEY = 0x1d;

@@ -109,7 +109,7 @@ export async function censusCommand(args: string[], io: CommandIO = defaultIO): 
   if (wantsDecision && !values.adopted) {
     const argv = ["claude", ...(values["strict-mcp-config"] ? ["--strict-mcp-config"] : []), ...(values["mcp-config"] ?? []).map((c) => `--mcp-config=${c}`)];
     const inputs: LaunchInputs = {
-      harness: values.codex ? "codex" : "claude-code",
+      agent: values.codex ? "codex" : "claude-code",
       argv,
       cwd: values.cwd ?? procCwd(pid) ?? process.cwd(),
       env: procEnv(pid) ?? process.env,

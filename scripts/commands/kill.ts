@@ -1,9 +1,9 @@
 import type { KillResult } from "../../lib/mod.ts";
-import { lockWaitMs, parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { help, number } from "./run.ts";
-import { reachStorage } from "./reach.ts";
-import { taskSummary, taskTable } from "./task-table.ts";
-import { UsageError } from "./usage-error.ts";
+import { help, number, parseFlags } from "../cli/flags.ts";
+import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { reachStorage } from "../cli/reach.ts";
+import { taskSummary, taskTable } from "../cli/task-table.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 export const KILL_HELP = `usage: outlive kill ID [--grace MS] [--json]
 

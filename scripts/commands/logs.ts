@@ -11,9 +11,8 @@ import {
   streamFiles,
 } from "../../lib/output/mod.ts";
 import { checkTaskId, defaultStorageRoot, inspectPid, isTerminal, OutliveError, parseRecord, type TaskPaths, taskPaths } from "../../lib/mod.ts";
-import { parseFlags } from "./supervisor-flags.ts";
-import { help } from "./run.ts";
-import { UsageError } from "./usage-error.ts";
+import { help, parseFlags } from "../cli/flags.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 export const LOGS_HELP = `usage: outlive logs ID [-f] [--tail N] [--from BYTES] [--stderr | --both] [--storage DIR] [--json]
 

@@ -1,7 +1,7 @@
 import { choosePlacement, makePlacements } from "../../lib/mod.ts";
-import { parseFlags, SUPERVISOR_FLAGS_HELP } from "./supervisor-flags.ts";
-import { help } from "./run.ts";
-import { formatTable } from "./task-table.ts";
+import { help, parseFlags } from "../cli/flags.ts";
+import { SUPERVISOR_FLAGS_HELP } from "../cli/supervisor-flags.ts";
+import { formatTable } from "../cli/table.ts";
 
 export const PROBE_HELP = `usage: outlive probe [--prefix NAME] [--json]
 

@@ -1,8 +1,8 @@
 import { type PruneResult, parseDuration } from "../../lib/mod.ts";
-import { lockWaitMs, parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { help } from "./run.ts";
-import { reachStorage } from "./reach.ts";
-import { UsageError } from "./usage-error.ts";
+import { help, parseFlags } from "../cli/flags.ts";
+import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { reachStorage } from "../cli/reach.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 export const PRUNE_HELP = `usage: outlive prune [--older-than DURATION] [--keep N] [--json]
 

@@ -1,9 +1,9 @@
 import { ALL_STATES, askHolder, defaultStorageRoot, NO_HOLDER, type TaskState } from "../../lib/mod.ts";
-import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { help } from "./run.ts";
-import { viewStorage } from "./storage-view.ts";
-import { taskSummary, taskTable } from "./task-table.ts";
-import { UsageError } from "./usage-error.ts";
+import { help, parseFlags } from "../cli/flags.ts";
+import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { viewStorage } from "../cli/storage-view.ts";
+import { taskSummary, taskTable } from "../cli/task-table.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 export const PS_HELP = `usage: outlive ps [--state STATE] [--key KEY] [--json]
 

@@ -1,7 +1,7 @@
-import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { help } from "./run.ts";
-import { withSupervisor } from "./storage-view.ts";
-import { taskSummary, taskTable } from "./task-table.ts";
+import { help, parseFlags } from "../cli/flags.ts";
+import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { withSupervisor } from "../cli/reach.ts";
+import { taskSummary, taskTable } from "../cli/task-table.ts";
 
 export const REPLAY_HELP = `usage: outlive replay [--json]
 

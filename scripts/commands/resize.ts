@@ -1,8 +1,8 @@
 import { checkPtySize, resizeTerminal } from "../../lib/mod.ts";
-import { help, number } from "./run.ts";
-import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { terminalTarget } from "./terminal-target.ts";
-import { UsageError } from "./usage-error.ts";
+import { help, number, parseFlags } from "../cli/flags.ts";
+import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { terminalTarget } from "../cli/terminal-target.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 export const RESIZE_HELP = `usage: outlive resize ID COLS ROWS
 

@@ -1,9 +1,10 @@
 import { isAbsolute, resolve } from "node:path";
 import type { TaskRecord } from "../../lib/mod.ts";
-import { lockWaitMs, parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { reachStorage } from "./reach.ts";
-import { taskSummary } from "./task-table.ts";
-import { UsageError } from "./usage-error.ts";
+import { help, number, parseFlags } from "../cli/flags.ts";
+import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { reachStorage } from "../cli/reach.ts";
+import { taskSummary } from "../cli/task-table.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 export const RUN_HELP = `usage: outlive run [--id ID] [--cwd DIR] [--env NAME=VALUE]… [--key KEY] [--timeout SECONDS] [--memory-max BYTES] [--max-output BYTES] [--pty [--cols C --rows R]] [--shell STRING [--shell-path PATH] | -- CMD ARG…]
 
@@ -70,16 +71,5 @@ export async function runCommand(args: string[]): Promise<number> {
     viaHolder: { op: "run", args: spec, result: (r) => r as TaskRecord },
   }, lockWaitMs(values));
   console.log(values.json ? JSON.stringify(taskSummary(record)) : record.id);
-  return 0;
-}
-
-export function number(flag: string, text: string): number {
-  const n = Number(text);
-  if (text.trim() === "" || !Number.isFinite(n)) throw new UsageError(`${flag} takes a number, got ${JSON.stringify(text)}`);
-  return n;
-}
-
-export function help(text: string): number {
-  console.log(text);
   return 0;
 }

@@ -8,8 +8,8 @@ import { loadScenarioFile } from "../../harness/scenario/load-file.ts";
 import { isScenarioName, loadScenario, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../../harness/scenario/registry.ts";
 import { EXIT_CODES } from "../../harness/scenario/report.ts";
 import { formatSummary, type RunTarget, runSuites, summaryJson, SYSTEMD_SUITES } from "../../harness/scenario/run-suites.ts";
-import { parseFlags } from "./supervisor-flags.ts";
-import { UsageError } from "./usage-error.ts";
+import { parseFlags } from "../cli/flags.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 export const SCENARIO_HELP = `usage: outlive scenario run FILE|NAME… [--systemd 252|257] [--engine E] [--runtime node|deno]
                              [--reports DIR] [--json FILE] [--cache DIR]

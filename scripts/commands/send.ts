@@ -1,8 +1,8 @@
 import { unescapeKeys, writeTerminal } from "../../lib/mod.ts";
-import { help } from "./run.ts";
-import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { terminalTarget } from "./terminal-target.ts";
-import { UsageError } from "./usage-error.ts";
+import { help, parseFlags } from "../cli/flags.ts";
+import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { terminalTarget } from "../cli/terminal-target.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
 export const SEND_HELP = `usage: outlive send ID TEXT
 

@@ -1,11 +1,11 @@
 import { askHolder, defaultStorageRoot, isTerminal, NO_HOLDER, type OutliveError, type TaskRecord } from "../../lib/mod.ts";
-import { lockWaitMs, parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { reachStorage } from "./reach.ts";
-import { help, number } from "./run.ts";
-import { viewStorage } from "./storage-view.ts";
-import { taskSummary, taskTable } from "./task-table.ts";
-import { UsageError } from "./usage-error.ts";
-import { ENDED_WITHOUT_CODE, WAIT_TIMED_OUT, waitExitStatus } from "./wait-exit.ts";
+import { help, number, parseFlags } from "../cli/flags.ts";
+import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { reachStorage } from "../cli/reach.ts";
+import { viewStorage } from "../cli/storage-view.ts";
+import { taskSummary, taskTable } from "../cli/task-table.ts";
+import { UsageError } from "../cli/usage-error.ts";
+import { ENDED_WITHOUT_CODE, WAIT_TIMED_OUT, waitExitStatus } from "../cli/wait-exit.ts";
 
 export const WAIT_HELP = `usage: outlive wait ID [--timeout SECONDS] [--interval MS] [--ack] [--json]
 

@@ -39,7 +39,7 @@ function writeMcpJson(servers: Record<string, { command: string; args?: string[]
   writeFileSync(join(cwd, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
 }
 
-const launch = (): LaunchInputs => ({ harness: "claude-code", argv: ["claude"], cwd, env });
+const launch = (): LaunchInputs => ({ agent: "claude-code", argv: ["claude"], cwd, env });
 
 /** Starts the harness with one child per configured server, exactly as the config says, plus `extra`. */
 async function startWithServers(servers: Record<string, { command: string; args?: string[] }>, extra: { argv: string[]; setsid?: boolean }[] = []) {

@@ -20,7 +20,7 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 const claude = (argv: string[] = ["claude"], env: Record<string, string> = {}): LaunchInputs => ({
-  harness: "claude-code",
+  agent: "claude-code",
   argv,
   cwd,
   env: { HOME: home, PATH: "/usr/bin:/bin", ...env },
@@ -188,7 +188,7 @@ describe("readLaunchRecord: broken Claude Code sources add nothing and never thr
 });
 
 describe("readLaunchRecord: Codex config.toml", () => {
-  const codex = (env: Record<string, string> = {}): LaunchInputs => ({ harness: "codex", cwd, env: { HOME: home, PATH: "/usr/bin", ...env } });
+  const codex = (env: Record<string, string> = {}): LaunchInputs => ({ agent: "codex", cwd, env: { HOME: home, PATH: "/usr/bin", ...env } });
 
   it("reads [mcp_servers] from $HOME/.codex, or from $CODEX_HOME", async () => {
     mkdirSync(join(home, ".codex"));
@@ -227,14 +227,14 @@ describe("readLaunchRecord: Codex config.toml", () => {
 describe("readLaunchRecord: servers given by the caller (ACP)", () => {
   it("takes stdio servers, leaves out remote and malformed ones", async () => {
     const r = await readLaunchRecord({
-      harness: "other",
+      agent: "other",
       cwd,
       env: { PATH: "/usr/bin" },
       servers: [{ name: "a", command: "a-srv", args: ["--x"], env: [] }, { type: "http", name: "h", url: "https://x", headers: [] }, "junk", { name: "b", command: " " }],
     });
     expect(names(r)).toEqual(["a"]);
     expect(codes(r)).toEqual(["server-remote", "server-invalid", "server-invalid"]);
-    const notList = await readLaunchRecord({ harness: "other", cwd, env: {}, servers: "x" as unknown as unknown[] });
+    const notList = await readLaunchRecord({ agent: "other", cwd, env: {}, servers: "x" as unknown as unknown[] });
     expect(codes(notList)).toEqual(["config-wrong-type"]);
   });
 

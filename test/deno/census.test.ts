@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isInterpreter, mayRetireIdle, npxTitle, pickLeaderCgroup, readLaunchRecord, takeCensus, takeSnapshot, underLeader } from "../../lib/census/mod.ts";
-import { launchHarness, mayRetireHarness, readLaunchRecordFile, retireIdleHarness } from "../../lib/launch/mod.ts";
+import { launchAgent, mayRetireAgent, readLaunchRecordFile, retireIdleAgent } from "../../lib/agent/mod.ts";
 import { CgroupV2Placement } from "../../lib/placement/cgroup-v2.ts";
 import { cgroupPopulated, cgroupWritable, findCgroup2Mount } from "../../lib/placement/cgroup-fs.ts";
 import { Supervisor } from "../../lib/supervisor/supervisor.ts";
@@ -64,7 +64,7 @@ Deno.test("under a leader: same-group worker, setsid child, group member reparen
 Deno.test("under a leader: a direct-child server lets an idle harness retire; a wrong start time gives no answer", async () => {
   try {
     const record = await readLaunchRecord({
-      harness: "other",
+      agent: "other",
       cwd: "/",
       env: { PATH: process.env.PATH },
       servers: [{ name: "s", command: "sleep", args: ["333"] }],
@@ -156,10 +156,10 @@ Deno.test({
 
 const PREFIX = `lhd${process.pid}`;
 const placementProbe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
-if (!placementProbe.ok) console.log(`launched-harness test skipped: ${placementProbe.reason}`);
+if (!placementProbe.ok) console.log(`launched-agent test skipped: ${placementProbe.reason}`);
 
 Deno.test({
-  name: "launched harness: its launch record survives a restart, an escapee in its cgroup keeps it up, retirement ends its cgroup",
+  name: "launched agent: its launch record survives a restart, an escapee in its cgroup keeps it up, retirement ends its cgroup",
   ignore: !placementProbe.ok,
   async fn() {
     const storage = mkdtempSync(join(tmpdir(), "census-deno-launch-"));
@@ -169,8 +169,8 @@ Deno.test({
     let id: string | null = null;
     try {
       const server = { name: "sleeper", command: "sleep", args: ["335"] };
-      const { task } = await launchHarness(sup, {
-        harness: "other",
+      const { task } = await launchAgent(sup, {
+        agent: "other",
         servers: [server],
         argv: ["sh", "-c", `sleep 335 & ( setsid sh -c 'echo $$ > ${pidFile}; exec sleep 336' & ) ; wait`],
       });
@@ -179,11 +179,11 @@ Deno.test({
       const escapee = Number(readFileSync(pidFile, "utf8"));
       started.add(escapee);
       // Its pid was written before its exec and before its short-lived parents ended; wait until only it stands in the way.
-      await waitFor(async () => (await mayRetireHarness(sup, task.id)).decision.blocking?.pid === escapee);
+      await waitFor(async () => (await mayRetireAgent(sup, task.id)).decision.blocking?.pid === escapee);
       await sup.drain("restart");
       sup = await open();
       assert.equal((await readLaunchRecordFile(storage, task.id)).ok, true);
-      const kept = await mayRetireHarness(sup, task.id);
+      const kept = await mayRetireAgent(sup, task.id);
       assert.equal(kept.decision.blocking?.pid, escapee);
       assert.equal(kept.decision.blocking?.why, "cgroup-member");
       process.kill(escapee, "SIGKILL");
@@ -191,7 +191,7 @@ Deno.test({
         const stat = readProcStat(escapee);
         return stat === null || stat.state === "Z";
       });
-      const retired = await retireIdleHarness(sup, task.id);
+      const retired = await retireIdleAgent(sup, task.id);
       assert.equal(retired.decision.verdict, "retire", JSON.stringify(retired.decision));
       assert.equal(retired.killed?.record.state, "killed");
       await waitFor(() => !existsSync(task.location.cgroupDir!));

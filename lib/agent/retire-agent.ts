@@ -4,12 +4,12 @@ import { DEFAULT_INTERPRETERS } from "../census/server-spec.ts";
 import { takeSnapshot } from "../census/snapshot.ts";
 import { takeCensus } from "../census/take-census.ts";
 import type { KillResult, Supervisor } from "../supervisor/supervisor.ts";
-import { harnessLeader } from "./harness-leader.ts";
+import { agentLeader } from "./agent-leader.ts";
 import { readLaunchRecordFile } from "./record-file.ts";
 
-export interface HarnessIdleDecision {
+export interface AgentIdleDecision {
   decision: IdleDecision;
-  /** The harness's pid (the wrapper's command), when it could be named. */
+  /** The agent's pid (the wrapper's command), when it could be named. The name is the JSON field `outlive agent retire --json` prints. */
   harnessPid: number | null;
   /** False when the task has no usable launch record: it was then judged as adopted without one. */
   launchRecordFound: boolean;
@@ -17,7 +17,7 @@ export interface HarnessIdleDecision {
   cgroup: string | null;
 }
 
-export interface HarnessRetireOptions {
+export interface AgentRetireOptions {
   /** Interpreters that may run a server's program as a script. Default `DEFAULT_INTERPRETERS`. */
   interpreters?: readonly string[];
   /** The kill ladder's TERM-to-KILL grace. Default: the supervisor's. */
@@ -25,8 +25,8 @@ export interface HarnessRetireOptions {
 }
 
 /**
- * May the idle harness of task `id` be ended now? The harness is the
- * task's command; what runs under it is counted by parent chain, group and
+ * May the idle agent of task `id` be ended now? The agent is the task's
+ * command; what runs under it is counted by parent chain, group and
  * the task's own cgroup (so setsid + double-forked work keeps it up), and
  * judged against the launch record stored with the task.
  *
@@ -36,19 +36,19 @@ export interface HarnessRetireOptions {
  * import { tmpdir } from "node:os";
  * import { join } from "node:path";
  * import { Supervisor } from "../supervisor/supervisor.ts";
- * import { launchHarness } from "./launch-harness.ts";
- * import { mayRetireHarness } from "./retire-harness.ts";
+ * import { launchAgent } from "./launch-agent.ts";
+ * import { mayRetireAgent } from "./retire-agent.ts";
  * const storage = mkdtempSync(join(tmpdir(), "outlive-retire-"));
  * const sup = await Supervisor.open({ storage, log: () => {} });
- * const { task } = await launchHarness(sup, { harness: "other", argv: ["sh", "-c", "sleep 30 & wait"], servers: [] });
+ * const { task } = await launchAgent(sup, { agent: "other", argv: ["sh", "-c", "sleep 30 & wait"], servers: [] });
  * await new Promise((r) => setTimeout(r, 300));
- * console.log((await mayRetireHarness(sup, task.id)).decision.verdict); // "keep": its sleep is real work
+ * console.log((await mayRetireAgent(sup, task.id)).decision.verdict); // "keep": its sleep is real work
  * await sup.kill(task.id);
  * await sup.close();
  * rmSync(storage, { recursive: true });
  * ```
  */
-export async function mayRetireHarness(sup: Supervisor, id: string, options: HarnessRetireOptions = {}): Promise<HarnessIdleDecision> {
+export async function mayRetireAgent(sup: Supervisor, id: string, options: AgentRetireOptions = {}): Promise<AgentIdleDecision> {
   const task = sup.get(id);
   const none = { harnessPid: null, launchRecordFound: false, cgroup: null };
   if (task.state !== "running" || task.pid === null) {
@@ -56,7 +56,7 @@ export async function mayRetireHarness(sup: Supervisor, id: string, options: Har
   }
   const stored = await readLaunchRecordFile(sup.store.root, id);
   const snapshot = await takeSnapshot();
-  const named = harnessLeader(snapshot, { pid: task.pid, startTime: task.startTime });
+  const named = agentLeader(snapshot, { pid: task.pid, startTime: task.startTime });
   if (!named.ok) return { ...none, launchRecordFound: stored.ok, decision: { verdict: "keep", reason: named.error } };
   const cgroup = task.location.cgroup ?? null;
   // The task's own cgroup is named outright: outlive made it for this task alone.
@@ -67,7 +67,7 @@ export async function mayRetireHarness(sup: Supervisor, id: string, options: Har
 }
 
 /**
- * Ends task `id`'s harness when it may be retired: the kill ladder on its
+ * Ends task `id`'s agent when it may be retired: the kill ladder on its
  * group, then its whole unit or cgroup, so work that escaped the group ends
  * too. Keeps it (and says why) otherwise.
  *
@@ -77,25 +77,25 @@ export async function mayRetireHarness(sup: Supervisor, id: string, options: Har
  * import { tmpdir } from "node:os";
  * import { join } from "node:path";
  * import { Supervisor } from "../supervisor/supervisor.ts";
- * import { launchHarness } from "./launch-harness.ts";
- * import { retireIdleHarness } from "./retire-harness.ts";
+ * import { launchAgent } from "./launch-agent.ts";
+ * import { retireIdleAgent } from "./retire-agent.ts";
  * const storage = mkdtempSync(join(tmpdir(), "outlive-retire-"));
  * const sup = await Supervisor.open({ storage, log: () => {} });
  * const server = { name: "s", command: "sleep", args: ["31"] };
- * const { task } = await launchHarness(sup, { harness: "other", argv: ["sh", "-c", "sleep 31 & wait"], servers: [server] });
+ * const { task } = await launchAgent(sup, { agent: "other", argv: ["sh", "-c", "sleep 31 & wait"], servers: [server] });
  * await new Promise((r) => setTimeout(r, 300));
- * const r = await retireIdleHarness(sup, task.id);
+ * const r = await retireIdleAgent(sup, task.id);
  * console.log(r.decision.verdict, r.killed?.record.state); // "retire" "killed": only its server ran under it
  * await sup.close();
  * rmSync(storage, { recursive: true });
  * ```
  */
-export async function retireIdleHarness(
+export async function retireIdleAgent(
   sup: Supervisor,
   id: string,
-  options: HarnessRetireOptions = {},
-): Promise<HarnessIdleDecision & { killed: KillResult | null }> {
-  const judged = await mayRetireHarness(sup, id, options);
+  options: AgentRetireOptions = {},
+): Promise<AgentIdleDecision & { killed: KillResult | null }> {
+  const judged = await mayRetireAgent(sup, id, options);
   if (judged.decision.verdict !== "retire") return { ...judged, killed: null };
   const killed = await sup.kill(id, { graceMs: options.graceMs, reason: "idle harness retired: only its MCP servers ran under it" });
   return { ...judged, killed };

@@ -1,5 +1,5 @@
 /**
- * A harness launched through outlive, on real processes in a real task
+ * An agent launched through outlive, on real processes in a real task
  * cgroup: its launch record survives a daemon restart, a setsid +
  * double-forked child keeps it up (found only through the cgroup), and its
  * retirement ends the whole cgroup.
@@ -8,13 +8,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement, launchHarness, mayRetireHarness, readLaunchRecordFile, readProcStat, retireIdleHarness, Supervisor } from "../../lib/mod.ts";
+import { CgroupV2Placement, launchAgent, mayRetireAgent, readLaunchRecordFile, readProcStat, retireIdleAgent, Supervisor } from "../../lib/mod.ts";
 import { HARNESS_SCRIPT, SERVER_SCRIPT } from "../census/harness-process.ts";
 import { waitFor } from "../support/wait.ts";
 
 const PREFIX = `lh${process.pid}`;
 const probe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
-if (!probe.ok) console.log(`launch-harness: skipped: the cgroup-v2 placement does not work here: ${probe.reason}`);
+if (!probe.ok) console.log(`launch-agent: skipped: the cgroup-v2 placement does not work here: ${probe.reason}`);
 
 const dirs: string[] = [];
 const strays = new Set<number>();
@@ -48,7 +48,7 @@ const alive = (pid: number) => {
   return s !== null && s.state !== "Z";
 };
 
-describe.skipIf(!probe.ok)("a harness launched through outlive", () => {
+describe.skipIf(!probe.ok)("an agent launched through outlive", () => {
   it("keeps its launch record through a daemon restart, is kept up by an escapee in its cgroup, and retires with its whole cgroup", async () => {
     const storage = mkdtempSync(join(tmpdir(), "outlive-launch-"));
     const project = mkdtempSync(join(tmpdir(), "outlive-launch-project-"));
@@ -63,8 +63,8 @@ describe.skipIf(!probe.ok)("a harness launched through outlive", () => {
     const open = () => Supervisor.open({ storage, mode: "daemon", placement: "cgroup-v2", prefix: PREFIX, log: () => {}, graceMs: 500 });
     let sup = await open();
     opened.push(() => sup);
-    const { task, launchRecord } = await launchHarness(sup, {
-      harness: "claude-code",
+    const { task, launchRecord } = await launchAgent(sup, {
+      agent: "claude-code",
       argv: [process.execPath, HARNESS_SCRIPT, JSON.stringify(plans)],
       cwd: project,
       env: { HOME: project },
@@ -77,9 +77,9 @@ describe.skipIf(!probe.ok)("a harness launched through outlive", () => {
     expect(readProcStat(escapee)!.ppid).not.toBe(task.pid);
 
     // The escapee wrote its pid before its exec and before its short-lived parents ended; wait until only it stands in the way.
-    // Without the cgroup source nothing would: the harness would be retired, and this wait would time out.
-    await waitFor("the escapee to be what keeps the harness", async () => (await mayRetireHarness(sup, task.id)).decision.blocking?.pid === escapee);
-    const before = await mayRetireHarness(sup, task.id);
+    // Without the cgroup source nothing would: the agent would be retired, and this wait would time out.
+    await waitFor("the escapee to be what keeps the agent", async () => (await mayRetireAgent(sup, task.id)).decision.blocking?.pid === escapee);
+    const before = await mayRetireAgent(sup, task.id);
     expect(before.decision.verdict).toBe("keep");
     expect(before.decision.blocking).toMatchObject({ pid: escapee, why: "cgroup-member" });
     expect(before.cgroup).toBe(task.location.cgroup);
@@ -91,7 +91,7 @@ describe.skipIf(!probe.ok)("a harness launched through outlive", () => {
       expect(sup.get(task.id).state).toBe("running");
       const stored = await readLaunchRecordFile(storage, task.id);
       expect(stored.ok && stored.record).toEqual(launchRecord);
-      const adopted = await mayRetireHarness(sup, task.id);
+      const adopted = await mayRetireAgent(sup, task.id);
       expect(adopted.launchRecordFound).toBe(true);
       expect(adopted.decision.blocking?.pid).toBe(escapee);
 
@@ -100,7 +100,7 @@ describe.skipIf(!probe.ok)("a harness launched through outlive", () => {
       const cgroupDir = task.location.cgroupDir!;
       const members = readFileSync(join(cgroupDir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
       for (const pid of members) strays.add(pid);
-      const retired = await retireIdleHarness(sup, task.id);
+      const retired = await retireIdleAgent(sup, task.id);
       expect(retired.decision.verdict).toBe("retire");
       expect(retired.decision.servers?.map((s) => s.server)).toEqual(["notes"]);
       expect(retired.killed?.record.state).toBe("killed");
@@ -118,8 +118,8 @@ describe.skipIf(!probe.ok)("a harness launched through outlive", () => {
     opened.push(() => sup);
     try {
       const task = await sup.run({ argv: [process.execPath, HARNESS_SCRIPT, JSON.stringify([{ argv: [process.execPath, SERVER_SCRIPT] }])] });
-      await waitFor("the harness's server", async () => (await mayRetireHarness(sup, task.id)).decision.blocking !== undefined);
-      const judged = await mayRetireHarness(sup, task.id);
+      await waitFor("the agent's server", async () => (await mayRetireAgent(sup, task.id)).decision.blocking !== undefined);
+      const judged = await mayRetireAgent(sup, task.id);
       expect(judged.launchRecordFound).toBe(false);
       expect(judged.decision.blocking?.why).toBe("child-chain");
       await sup.kill(task.id);

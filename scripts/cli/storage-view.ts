@@ -3,23 +3,12 @@ import {
   type Incarnation,
   OutliveError,
   storageHolder,
-  Supervisor,
   type SupervisorOptions,
   type TaskRecord,
   TaskStore,
   type UnreadableTask,
 } from "../../lib/mod.ts";
-import { openWaiting } from "./reach.ts";
-
-/** Opens a supervisor for the length of one command: it replays, `fn` runs, it closes and the tasks run on. */
-export async function withSupervisor<T>(options: SupervisorOptions, fn: (sup: Supervisor) => Promise<T>): Promise<T> {
-  const sup = await openWaiting(options);
-  try {
-    return await fn(sup);
-  } finally {
-    await sup.close();
-  }
-}
+import { withSupervisor } from "./reach.ts";
 
 export interface StorageView {
   records: TaskRecord[];

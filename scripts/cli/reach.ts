@@ -61,3 +61,13 @@ export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_00
     }
   }
 }
+
+/** Opens a supervisor for the length of one command: it replays, `fn` runs, it closes and the tasks run on. */
+export async function withSupervisor<T>(options: SupervisorOptions, fn: (sup: Supervisor) => Promise<T>): Promise<T> {
+  const sup = await openWaiting(options);
+  try {
+    return await fn(sup);
+  } finally {
+    await sup.close();
+  }
+}

@@ -4,7 +4,6 @@ import type { TaskCommand } from "../store/record.ts";
 import { shellPathProblem } from "../spawn/shell-path.ts";
 import { checkTaskId } from "../store/task-id.ts";
 import { checkPtySize, type PtySize } from "../pty/size.ts";
-import { outputBound, type RunSpec } from "./options.ts";
 import { MIN_OUTPUT_BYTES } from "../output/trim-loop.ts";
 
 export interface CheckedRunSpec {
@@ -91,4 +90,35 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** What `run` takes. */
+export interface RunSpec {
+  /** Task id; generated (`t-` + 16 hex) when absent. Must match `^[a-z0-9][a-z0-9-]{0,62}$`. */
+  id?: string;
+  /** The command as an argv: no shell is involved, arguments arrive byte for byte. */
+  argv?: string[];
+  /** Or a shell string, run by `shellPath -c` (the supervisor's `shellPath` unless given here). */
+  shell?: string;
+  /** The shell for this task's `shell` string; checked like the supervisor's `shellPath` option. */
+  shellPath?: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Seconds; when they pass the task is killed and ends `timed_out`. */
+  timeoutSeconds?: number;
+  /** Bytes of memory the task may use (cgroup placements only). */
+  memoryMaxBytes?: number;
+  /** Bytes of output kept on disk per stream (0: all). Default: the supervisor's `maxOutputBytes` (32 MiB). */
+  maxOutputBytes?: number;
+  /** One task per key: running under a key with a live task supersedes it. */
+  key?: string;
+  /** Run the command on a real terminal of this size (default 80 x 24), held inside the task's placement. */
+  pty?: { cols?: number; rows?: number };
+}
+
+/** An output bound: 0 (keep all) or at least one block, the unit holes are punched in. */
+export function outputBound(value: unknown, dflt: number, bad: (v: unknown) => Error): number {
+  const v = value ?? dflt;
+  if (!Number.isSafeInteger(v) || ((v as number) !== 0 && (v as number) < MIN_OUTPUT_BYTES)) throw bad(v);
+  return v as number;
 }

@@ -2,10 +2,10 @@ import { censusError } from "../census/census-error.ts";
 import type { CensusProcess, ProcessSnapshot } from "../census/process-list.ts";
 import type { CensusResult, LeaderIdentity } from "../census/under-leader.ts";
 
-export type HarnessLeader = { ok: true; leader: LeaderIdentity; process: CensusProcess } | Extract<CensusResult, { ok: false }>;
+export type AgentLeader = { ok: true; leader: LeaderIdentity; process: CensusProcess } | Extract<CensusResult, { ok: false }>;
 
 /**
- * The harness itself among a task's processes: the one child of the task's
+ * The agent itself among a task's processes: the one child of the task's
  * wrapper that runs the command. The wrapper's other child is its warden
  * (deadline and output bound), a fork of the wrapper with the wrapper's own argv. Fails closed when the
  * wrapper is gone or is not the recorded one, or when there is not exactly
@@ -13,16 +13,16 @@ export type HarnessLeader = { ok: true; leader: LeaderIdentity; process: CensusP
  *
  * @example
  * ```ts
- * import { harnessLeader } from "./harness-leader.ts";
+ * import { agentLeader } from "./agent-leader.ts";
  * const p = (pid: number, ppid: number, argv: string[]) => ({ pid, ppid, pgid: 10, sid: 10, state: "S", startTime: "7", argv, name: "" });
  * const w = ["/bin/sh", "-c", "…", "outlive-task"];
  * const snapshot = { source: "proc" as const, exactArgv: true, complete: true, problems: [], takenAt: 0,
  *   processes: [p(10, 1, w), p(11, 10, w), p(12, 10, ["claude"])] };
- * const r = harnessLeader(snapshot, { pid: 10, startTime: "7" });
+ * const r = agentLeader(snapshot, { pid: 10, startTime: "7" });
  * console.log(r.ok && r.leader); // { pid: 12, startTime: "7" }
  * ```
  */
-export function harnessLeader(snapshot: ProcessSnapshot, wrapper: LeaderIdentity): HarnessLeader {
+export function agentLeader(snapshot: ProcessSnapshot, wrapper: LeaderIdentity): AgentLeader {
   const head = snapshot.processes.find((p) => p.pid === wrapper.pid);
   if (!head || head.state === "Z" || head.state === "X") {
     return { ok: false, error: censusError("leader-missing", `the task's wrapper (pid ${wrapper.pid}) is not running`) };

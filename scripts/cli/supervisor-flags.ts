@@ -1,4 +1,4 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { ParseArgsConfig } from "node:util";
 import type { SupervisorOptions } from "../../lib/mod.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -19,20 +19,6 @@ export const SUPERVISOR_FLAGS_HELP = `  --storage DIR      task storage (default
   --prefix NAME      unit and cgroup name prefix (default outlive)
   --lock-wait SECONDS  how long to wait for another command holding the storage (default 30)
   --json             print JSON`;
-
-/** parseArgs with usage errors turned into UsageError. */
-export function parseFlags<O extends NonNullable<ParseArgsConfig["options"]>>(
-  args: string[],
-  options: O,
-  allowPositionals = true,
-): { values: { [K in keyof O]?: O[K]["type"] extends "boolean" ? boolean : string }; positionals: string[] } {
-  try {
-    return parseArgs({ args, options, allowPositionals, strict: true }) as never;
-  } catch (error) {
-    // parseArgs explains over several lines; the first names the flag and the problem.
-    throw new UsageError(String((error as Error).message).split("\n")[0]);
-  }
-}
 
 /**
  * Supervisor options from the common flags; the supervisor itself checks

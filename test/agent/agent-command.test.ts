@@ -1,5 +1,5 @@
 /**
- * `outlive harness run` and `outlive harness retire`, each a separate CLI
+ * `outlive agent run` and `outlive agent retire`, each a separate CLI
  * process (so every call is a new supervisor adopting the task), under the
  * default shell, on a real task cgroup.
  */
@@ -14,8 +14,8 @@ import { waitFor } from "../support/wait.ts";
 const CLI = join(import.meta.dirname, "../../dist/scripts/outlive.js");
 const PREFIX = `hc${process.pid}`;
 const probe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
-if (!probe.ok) console.log(`outlive harness: skipped: ${probe.reason}`);
-const work = mkdtempSync(join(tmpdir(), "outlive-harness-cli-"));
+if (!probe.ok) console.log(`outlive agent: skipped: ${probe.reason}`);
+const work = mkdtempSync(join(tmpdir(), "outlive-agent-cli-"));
 const flags = ["--storage", join(work, "store"), "--mode", "daemon", "--placement", "cgroup-v2", "--prefix", PREFIX];
 const outlive = (...args: string[]) => spawnSync("/bin/sh", ["-c", 'exec "$0" "$@"', process.execPath, CLI, ...args], { encoding: "utf8", cwd: work });
 let id: string | null = null;
@@ -25,11 +25,11 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-describe.skipIf(!probe.ok)("outlive harness", () => {
-  it("runs a harness with its launch record; retire keeps it while an escapee runs in its cgroup, then ends it all", async () => {
+describe.skipIf(!probe.ok)("outlive agent", () => {
+  it("runs an agent with its launch record; retire keeps it while an escapee runs in its cgroup, then ends it all", async () => {
     const pidFile = join(work, "escapee.pid");
     const server = JSON.stringify({ name: "sleeper", command: "sleep", args: ["303"] });
-    const run = outlive("harness", "run", ...flags, "--harness", "other", "--server", server, "--", "sh", "-c", `sleep 303 & ( setsid sh -c 'echo $$ > ${pidFile}; exec sleep 304' & ) ; wait`);
+    const run = outlive("agent", "run", ...flags, "--agent", "other", "--server", server, "--", "sh", "-c", `sleep 303 & ( setsid sh -c 'echo $$ > ${pidFile}; exec sleep 304' & ) ; wait`);
     expect(run.status, run.stderr).toBe(0);
     id = run.stdout.trim();
     expect(run.stderr).toContain("launch record: 1 MCP server (sleeper)");
@@ -37,8 +37,8 @@ describe.skipIf(!probe.ok)("outlive harness", () => {
     const escapee = Number(readFileSync(pidFile, "utf8"));
 
     // Its pid was written before its exec and before its short-lived parents ended; wait until only it stands in the way.
-    await waitFor("the escapee to be what keeps the harness", () => outlive("harness", "retire", ...flags, id!, "--dry-run").stdout.includes(`pid ${escapee} runs sleep 304`));
-    const kept = outlive("harness", "retire", ...flags, id);
+    await waitFor("the escapee to be what keeps the agent", () => outlive("agent", "retire", ...flags, id!, "--dry-run").stdout.includes(`pid ${escapee} runs sleep 304`));
+    const kept = outlive("agent", "retire", ...flags, id);
     expect(kept.status, kept.stderr).toBe(3);
     expect(kept.stdout).toMatch(new RegExp(`kept: pid ${escapee} runs sleep 304 \\(cgroup-member; its launch record, cgroup /\\S+${PREFIX}-task-${id}\\)`));
 
@@ -47,10 +47,10 @@ describe.skipIf(!probe.ok)("outlive harness", () => {
       const stat = readProcStat(escapee);
       return stat === null || stat.state === "Z";
     });
-    const dry = outlive("harness", "retire", ...flags, id, "--dry-run");
+    const dry = outlive("agent", "retire", ...flags, id, "--dry-run");
     expect(dry.status, dry.stdout + dry.stderr).toBe(0);
     expect(dry.stdout).toContain("may be retired");
-    const retired = outlive("harness", "retire", ...flags, id);
+    const retired = outlive("agent", "retire", ...flags, id);
     expect(retired.status, retired.stderr).toBe(0);
     expect(retired.stdout).toMatch(/retired \(harness pid \d+; only 1 MCP server of its launch record ran under it/);
     const ps = outlive("ps", ...flags);
@@ -59,9 +59,9 @@ describe.skipIf(!probe.ok)("outlive harness", () => {
   });
 
   it("answers usage errors with exit 2", () => {
-    expect(outlive("harness", "run", ...flags).status).toBe(2);
-    expect(outlive("harness", "retire", ...flags).status).toBe(2);
-    expect(outlive("harness", "nope").status).toBe(2);
-    expect(outlive("harness", "run", ...flags, "--server", "{", "--", "true").stderr).toContain("--server takes a JSON object");
+    expect(outlive("agent", "run", ...flags).status).toBe(2);
+    expect(outlive("agent", "retire", ...flags).status).toBe(2);
+    expect(outlive("agent", "nope").status).toBe(2);
+    expect(outlive("agent", "run", ...flags, "--server", "{", "--", "true").stderr).toContain("--server takes a JSON object");
   });
 });

@@ -1,4 +1,5 @@
 import type { TaskRecord } from "../../lib/mod.ts";
+import { formatTable } from "./table.ts";
 
 /** The fields every read command prints for a task. */
 export function taskSummary(r: TaskRecord) {
@@ -19,12 +20,6 @@ export function taskSummary(r: TaskRecord) {
     lastOutputAt: r.lastOutputAt,
     acknowledgedAt: r.acknowledgedAt,
   };
-}
-
-/** A plain table: one task a line, columns padded to fit. */
-export function formatTable(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => rows.reduce((w, r) => Math.max(w, r[i].length), 0));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ")).join("\n");
 }
 
 export function taskTable(records: TaskRecord[]): string {

@@ -1,6 +1,6 @@
-import { GenerationTable } from "../generation/table.ts";
-import type { ExitEvent, RetiredEvent } from "../generation/events.ts";
-import type { KillSignal, ProcessHandle, ProcessSink } from "../generation/handle.ts";
+import { GenerationTable } from "./table.ts";
+import type { ExitEvent, RetiredEvent } from "./events.ts";
+import type { KillSignal, ProcessHandle, ProcessSink } from "./handle.ts";
 import type { TaskRecord } from "../store/record.ts";
 
 /**

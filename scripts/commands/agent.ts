@@ -1,49 +1,60 @@
-import { launchHarness, mayRetireHarness, retireIdleHarness, type HarnessIdleDecision, type HarnessSpec } from "../../lib/mod.ts";
-import { help, number } from "./run.ts";
-import { parseFlags, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "./supervisor-flags.ts";
-import { withSupervisor } from "./storage-view.ts";
-import { UsageError } from "./usage-error.ts";
+import { launchAgent, mayRetireAgent, retireIdleAgent, type AgentIdleDecision, type AgentKind } from "../../lib/mod.ts";
+import { sayDeprecated } from "../cli/deprecation.ts";
+import { help, number, parseFlags } from "../cli/flags.ts";
+import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
+import { withSupervisor } from "../cli/reach.ts";
+import { UsageError } from "../cli/usage-error.ts";
 
-export const HARNESS_HELP = `usage: outlive harness run [--harness claude-code|codex|other] [--server JSON]… [--id ID] [--key KEY] [--timeout SECONDS] -- CMD ARG…
-       outlive harness retire ID [--dry-run]
+export const AGENT_HELP = `usage: outlive agent run [--agent claude-code|codex|other] [--server JSON]… [--id ID] [--key KEY] [--timeout SECONDS] -- CMD ARG…
+       outlive agent retire ID [--dry-run]
 
-run     Starts an agent harness as a task and keeps its launch record (the MCP
+An agent is an agent harness (Claude Code, Codex, an ACP agent) run as a task.
+run     Starts an agent as a task and keeps its launch record (the MCP
         servers its configs name now) in the task's directory, so a later
         supervisor judges it by the same servers after a restart.
-          --harness NAME   whose configs to read: claude-code (default; .mcp.json,
+          --agent NAME     whose configs to read: claude-code (default; .mcp.json,
                            ~/.claude.json, --mcp-config in CMD), codex (config.toml),
                            or other (only --server)
           --server JSON    a server given at session start, {"name","command","args"}
                            (ACP session/new mcpServers; repeatable)
-retire  Ends the task's harness if it is idle: nothing but its launch record's
+retire  Ends the task's agent if it is idle: nothing but its launch record's
         MCP servers runs under it (by parent chain, group, or in its cgroup).
         Its whole unit or cgroup is ended, escaped processes included.
           --dry-run        only say whether it may be retired
         Exit status: 0 retired (or, with --dry-run, may be), 3 kept (the reason
         is printed), 1 failure, 2 usage error.
-${SUPERVISOR_FLAGS_HELP}`;
+${SUPERVISOR_FLAGS_HELP}
 
-/** `outlive harness run|retire …`. */
-export async function harnessCommand(args: string[]): Promise<number> {
+outlive harness and --harness, the old names of outlive agent and --agent, still work
+and say so on stderr; they are removed in the next release.`;
+
+/** `outlive agent run|retire …`. */
+export async function agentCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub === "run") return runHarness(rest);
-  if (sub === "retire") return retireHarness(rest);
-  if (sub === undefined || sub === "--help" || sub === "-h") return help(HARNESS_HELP);
-  throw new UsageError(`unknown harness command ${JSON.stringify(sub)}: expected run or retire`);
+  if (sub === "run") return runAgent(rest);
+  if (sub === "retire") return retireAgent(rest);
+  if (sub === undefined || sub === "--help" || sub === "-h") return help(AGENT_HELP);
+  throw new UsageError(`unknown agent command ${JSON.stringify(sub)}: expected run or retire`);
 }
 
-async function runHarness(args: string[]): Promise<number> {
+async function runAgent(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     ...SUPERVISOR_FLAGS,
+    agent: { type: "string" },
+    // --agent's old name, for one release.
     harness: { type: "string" },
     server: { type: "string", multiple: true },
     id: { type: "string" },
     key: { type: "string" },
     timeout: { type: "string" },
   } as const);
-  if (values.help) return help(HARNESS_HELP);
-  if (positionals.length === 0) throw new UsageError("harness run needs a command: -- CMD ARG…");
-  const harness = (values.harness ?? "claude-code") as HarnessSpec["harness"];
+  if (values.help) return help(AGENT_HELP);
+  if (positionals.length === 0) throw new UsageError("agent run needs a command: -- CMD ARG…");
+  if (values.harness !== undefined) {
+    if (values.agent !== undefined) throw new UsageError("--agent and --harness (its deprecated name): give one of them");
+    sayDeprecated("outlive agent run", "--harness", "--agent");
+  }
+  const agent = (values.agent ?? values.harness ?? "claude-code") as AgentKind;
   const servers = ((values.server as unknown as string[] | undefined) ?? []).map((text) => {
     try {
       return JSON.parse(text) as unknown;
@@ -53,7 +64,7 @@ async function runHarness(args: string[]): Promise<number> {
   });
   const timeoutSeconds = values.timeout === undefined ? undefined : number("--timeout", values.timeout);
   const launched = await withSupervisor(supervisorOptions(values), (sup) =>
-    launchHarness(sup, { harness, argv: positionals, servers: values.server ? servers : undefined, id: values.id, key: values.key, timeoutSeconds, cwd: process.cwd() }));
+    launchAgent(sup, { agent, argv: positionals, servers: values.server ? servers : undefined, id: values.id, key: values.key, timeoutSeconds, cwd: process.cwd() }));
   if (values.json) console.log(JSON.stringify({ id: launched.task.id, pid: launched.task.pid, launchRecord: launched.launchRecord }));
   else {
     console.log(launched.task.id);
@@ -64,19 +75,19 @@ async function runHarness(args: string[]): Promise<number> {
   return 0;
 }
 
-async function retireHarness(args: string[]): Promise<number> {
+async function retireAgent(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, { ...SUPERVISOR_FLAGS, "dry-run": { type: "boolean" } } as const);
-  if (values.help) return help(HARNESS_HELP);
-  if (positionals.length !== 1) throw new UsageError(`harness retire takes exactly one task id, got ${positionals.length}`);
+  if (values.help) return help(AGENT_HELP);
+  if (positionals.length !== 1) throw new UsageError(`agent retire takes exactly one task id, got ${positionals.length}`);
   const id = positionals[0];
   const result = await withSupervisor(supervisorOptions(values), async (sup) =>
-    values["dry-run"] ? { ...(await mayRetireHarness(sup, id)), killed: null } : retireIdleHarness(sup, id));
+    values["dry-run"] ? { ...(await mayRetireAgent(sup, id)), killed: null } : retireIdleAgent(sup, id));
   if (values.json) console.log(JSON.stringify({ ...result, killed: result.killed && { state: result.killed.record.state, how: result.killed.how } }));
   else console.log(describe(result, id, Boolean(values["dry-run"])));
   return result.decision.verdict === "retire" ? 0 : 3;
 }
 
-function describe(r: HarnessIdleDecision & { killed: unknown }, id: string, dry: boolean): string {
+function describe(r: AgentIdleDecision & { killed: unknown }, id: string, dry: boolean): string {
   const d = r.decision;
   const record = r.launchRecordFound ? "its launch record" : "no launch record (judged as adopted without one)";
   const where = r.cgroup ? `, cgroup ${r.cgroup}` : "";

@@ -1,0 +1,112 @@
+import type { ChildProcess } from "node:child_process";
+import { OutliveError } from "../errors.ts";
+import { signalGroup } from "../kill/process-group.ts";
+import { TRIM_SCRIPT } from "../output/trim-loop.ts";
+import type { Placement } from "../placement/placement.ts";
+import { inspectPid } from "../proc/identity.ts";
+import { holderCommand, ptyPaths } from "../pty/holder.ts";
+import type { TaskRecord } from "../store/record.ts";
+import type { TaskPaths } from "../store/storage-root.ts";
+import { spawnTask } from "./spawn-task.ts";
+import { wrapperArgv } from "./wrapper.ts";
+
+/** How long a new process may take to appear in its unit or cgroup before the task is given up. */
+const PLACED_WITHIN_MS = 10_000;
+
+export interface SpawnPlacedInput {
+  /** The `starting` record, already on disk. */
+  record: TaskRecord;
+  paths: TaskPaths;
+  placement: Placement;
+  /** The task's own environment (on top of this process's). */
+  env: Record<string, string>;
+  deadlineSeconds: number;
+  backstopSlackSeconds: number;
+  graceMs: number;
+  /** Hears the record as soon as the pid is known, before the process is in its placement. */
+  spawned(record: TaskRecord): void;
+}
+
+/** The task runs where it was promised; `record` says where (location, pid, start time), still `starting`. */
+export interface PlacedTask {
+  record: TaskRecord;
+  child: ChildProcess;
+}
+
+/**
+ * A spawn that did not end with the task in its placement. `record` is the
+ * task as far as it got; nothing of the task runs any more (what was started
+ * was killed). The caller records the end with `reason`, then throws `error`.
+ */
+export class SpawnFailure extends Error {
+  constructor(readonly record: TaskRecord, readonly reason: string, readonly error: Error) {
+    super(reason, { cause: error });
+  }
+}
+
+/**
+ * Plan → argv → spawn → placed: asks the placement for its plan, wraps the
+ * command (exit marker, deadline, output bound; a PTY task's holder), spawns
+ * it, and waits (bounded) until the process is in its cgroup or unit. A task
+ * that never gets there is killed: it must not run outside the cgroup it was
+ * promised.
+ */
+export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> {
+  const { placement, paths, deadlineSeconds } = input;
+  let record = input.record;
+  let spawned;
+  try {
+    const plan = await placement.plan({
+      id: record.id,
+      backstopSeconds: deadlineSeconds + input.backstopSlackSeconds,
+      memoryMaxBytes: record.memoryMaxBytes,
+    });
+    record = { ...record, location: plan.location };
+    const env = { ...process.env, ...input.env };
+    const maxBytes = record.maxOutputBytes ?? 0;
+    const argv = [
+      ...plan.prefix,
+      ...wrapperArgv({
+        // A PTY task's wrapper runs the holder, which runs the command on its terminal.
+        command: record.pty ? holderCommand(record.command, ptyPaths(paths.dir), record.pty, env) : record.command,
+        enterCgroupProcs: plan.enterCgroupProcs,
+        deadlineSeconds,
+        graceMs: input.graceMs,
+        timedOutFile: paths.timedOut,
+        trim: maxBytes > 0 ? { script: TRIM_SCRIPT, maxBytes } : null,
+      }),
+    ];
+    spawned = await spawnTask(argv, { cwd: record.cwd, env: { ...env, ...plan.env }, paths });
+  } catch (error) {
+    throw new SpawnFailure(record, `spawn failed: ${(error as Error).message}`, error as Error);
+  }
+  const live = inspectPid(spawned.pid);
+  record = {
+    ...record,
+    pid: spawned.pid,
+    pgid: spawned.pid,
+    // A task that already ended has no start time left to read; its exit marker tells the rest.
+    startTime: live?.startTime ?? null,
+    startedAt: record.createdAt,
+  };
+  input.spawned(record);
+  return { record: await awaitPlaced(record, placement), child: spawned.child };
+}
+
+async function awaitPlaced(record: TaskRecord, placement: Placement): Promise<TaskRecord> {
+  const deadline = Date.now() + PLACED_WITHIN_MS;
+  for (;;) {
+    const live = inspectPid(record.pid!);
+    if (!live || live.startTime !== record.startTime) return record; // already over; its marker tells the rest
+    if (placement.identify(record, live)) {
+      return { ...record, location: await placement.started(record, live) };
+    }
+    if (Date.now() > deadline) {
+      signalGroup(record.pgid!, "SIGKILL");
+      await placement.killAll(record).catch(() => {});
+      const reason = `spawn did not complete: the process never appeared in its ${placement.name} placement within ${PLACED_WITHIN_MS / 1000} s`;
+      throw new SpawnFailure(record, reason, new OutliveError("E_SPAWN", `Task ${record.id}: ${reason}`));
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}

@@ -1,0 +1,136 @@
+import type { ChildProcess } from "node:child_process";
+import type { KeyedTasks } from "../generation/keyed-tasks.ts";
+import type { Placement } from "../placement/placement.ts";
+import { ptyPaths } from "../pty/holder.ts";
+import { awaitTerminal } from "../pty/task-terminal.ts";
+import { SpawnFailure, spawnPlaced } from "../spawn/spawn-placed.ts";
+import type { Incarnation } from "../store/incarnation.ts";
+import type { TaskRecord } from "../store/record.ts";
+import { newTaskId } from "../store/task-id.ts";
+import type { TaskStore } from "../store/task-store.ts";
+import type { TaskTable } from "../store/task-table.ts";
+import type { TaskEnd } from "../end/terminal-record.ts";
+import { deadlineSecondsOf, newTaskRecord } from "./new-record.ts";
+import type { CheckedRunSpec } from "./run-spec.ts";
+
+/**
+ * The space a task's terminal record is kept beyond its first record's
+ * size: two output tails as JSON (up to 6 bytes a byte when escaped) and the reason.
+ */
+const RESERVE_BASE_BYTES = 8192;
+const RESERVE_PER_TAIL_BYTE = 12;
+
+export interface TaskStarterOptions {
+  table: TaskTable;
+  store: TaskStore;
+  /** The placement new tasks get. */
+  placement: Placement;
+  keyed: KeyedTasks;
+  incarnation: Incarnation;
+  bootId: string;
+  limits: {
+    ceilingSeconds: number;
+    maxOutputBytes: number;
+    backstopSlackSeconds: number;
+    graceMs: number;
+    tailBytes: number;
+    ptyReadyMs: number;
+  };
+  /** Records the end of a task whose spawn failed (see TaskEnder.endOne). */
+  end(record: TaskRecord, end: TaskEnd): Promise<TaskRecord>;
+  /** Starts watching a task that runs now. */
+  watch(record: TaskRecord, child: ChildProcess): void;
+}
+
+/**
+ * Starts tasks: the key moves first, then the record is made (on disk before
+ * the process exists), the task spawned into its placement, and `running`
+ * written once it is where it was promised. Runs under way are kept, so a
+ * close lets them finish and a drain for a restart hands a placed task to
+ * the next incarnation.
+ */
+export class TaskStarter {
+  private readonly underWay = new Set<Promise<unknown>>();
+
+  constructor(private readonly o: TaskStarterOptions) {}
+
+  /** Starts a checked spec and resolves once it runs (in its cgroup, when it has one). */
+  start(spec: CheckedRunSpec): Promise<TaskRecord> {
+    const running = this.startNow(spec);
+    const tracked = running.catch(() => {}).finally(() => this.underWay.delete(tracked));
+    this.underWay.add(tracked);
+    return running;
+  }
+
+  /** Resolves once every start under way has finished, one way or the other. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.underWay]);
+  }
+
+  private async startNow(spec: CheckedRunSpec): Promise<TaskRecord> {
+    const { table, store, placement, keyed, limits } = this.o;
+    // The key moves to the new generation before anything else happens, so a predecessor is stale from here on.
+    const key = spec.key === null ? null : keyed.begin(spec.key);
+    const starting = newTaskRecord(spec, {
+      id: spec.id ?? newTaskId(),
+      generation: key?.generation ?? null,
+      now: new Date(),
+      incarnation: this.o.incarnation,
+      bootId: this.o.bootId,
+      placement: placement.name,
+      ceilingSeconds: limits.ceilingSeconds,
+      maxOutputBytes: limits.maxOutputBytes,
+    });
+    // The record exists before the process does: a crash from here on leaves a `starting` record replay can explain.
+    let paths;
+    try {
+      paths = await store.create(starting, { reserveBytes: RESERVE_BASE_BYTES + RESERVE_PER_TAIL_BYTE * limits.tailBytes });
+    } catch (error) {
+      if (key) keyed.failed(key.handle, error as Error);
+      throw error;
+    }
+    table.commit(starting);
+    let placed;
+    try {
+      placed = await spawnPlaced({
+        record: starting,
+        paths,
+        placement,
+        env: spec.env,
+        deadlineSeconds: deadlineSecondsOf(spec, limits.ceilingSeconds),
+        backstopSlackSeconds: limits.backstopSlackSeconds,
+        graceMs: limits.graceMs,
+        spawned: (record) => table.claim(record),
+      });
+    } catch (error) {
+      if (!(error instanceof SpawnFailure)) throw error;
+      // Held first, so the end (and the placement's release) knows where the task was put.
+      table.claim(error.record);
+      await this.o.end(error.record, { state: "lost", exitCode: null, reason: error.reason });
+      if (key) keyed.failed(key.handle, error.error);
+      throw error.error;
+    }
+    // `running` is written once, when the process is where it was promised: a supervisor killed before
+    // that (with the process still in its cgroup, e.g. systemd-run not yet in its scope) leaves `starting`,
+    // which replay reports as a spawn that did not complete, and startup cleanup stops what got through.
+    const record: TaskRecord = { ...placed.record, state: "running" };
+    if (!table.claim(record)) {
+      // Ended while it was being placed (a kill asked for meanwhile): the end stands, and settles the key.
+      const ended = table.get(record.id)!;
+      if (key) keyed.started(key.handle, ended);
+      keyed.ended(ended);
+      return ended;
+    }
+    // Observation starts while the record is being made durable: a task that ends at once is settled
+    // meanwhile, and its terminal write queues behind this one (the store keeps one task's writes in
+    // order). The caller hears back once it is on disk.
+    const written = store.write(record).then(() => table.landed(record));
+    this.o.watch(record, placed.child);
+    await written;
+    // Superseded while it was being spawned? The held supersede is carried out now.
+    if (key) keyed.started(key.handle, record);
+    // From the moment run() returns, a PTY task's terminal takes input and resizes.
+    if (spec.pty) await awaitTerminal(ptyPaths(paths.dir), record.pid!, limits.ptyReadyMs);
+    return record;
+  }
+}

@@ -1,0 +1,110 @@
+import { TaskEnder } from "../end/end-tasks.ts";
+import { KeyedTasks } from "../generation/keyed-tasks.ts";
+import { type KillRequest, type KillResult, TaskKills } from "../kill/task-kills.ts";
+import { Watches } from "../observe/watches.ts";
+import type { Placement } from "../placement/placement.ts";
+import { EvidenceSource } from "../replay/evidence-source.ts";
+import { Retainer } from "../retention/retainer.ts";
+import { TaskStarter } from "../start/start-task.ts";
+import type { Incarnation } from "../store/incarnation.ts";
+import type { PlacementName } from "../store/record.ts";
+import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
+import { TaskTable } from "../store/task-table.ts";
+import { CompletionQueue } from "./completion-queue.ts";
+import type { NormalizedOptions } from "./options.ts";
+
+/** How long a check of a task that has written its exit code waits for this process to reap its wrapper (see TaskWatch.reaped). */
+const REAP_WAIT_MS = 1000;
+
+/** The rooms a supervisor is made of, each owning its state. */
+export interface Rooms {
+  /** The records held, claimed apart from committed. */
+  table: TaskTable;
+  /** Terminal tasks waiting for the owner. */
+  queue: CompletionQueue;
+  /** One task per key. */
+  keyed: KeyedTasks;
+  watches: Watches;
+  evidence: EvidenceSource;
+  ender: TaskEnder;
+  kills: TaskKills;
+  starter: TaskStarter;
+  retainer: Retainer;
+}
+
+export interface RoomsContext {
+  options: NormalizedOptions;
+  store: TaskStore;
+  incarnation: Incarnation;
+  bootId: string;
+  placements: Record<PlacementName, Placement>;
+  /** The placement new tasks get. */
+  placement: Placement;
+  /** The supervisor's own kill (checked at its door): a superseded task and a resumed kill go through it. */
+  kill(id: string, request: KillRequest): Promise<KillResult>;
+  /** What replay left unreadable, for retention. */
+  unreadable(): readonly UnreadableTask[];
+}
+
+/**
+ * Makes the rooms and wires their hooks to each other, which cuts the call
+ * cycles between them: a watch's check asks the evidence and ends through
+ * the ender; a kill decides through the evidence and ends through the
+ * ender; an end stops the watch, queues the completion and frees the key.
+ */
+export function wireRooms(ctx: RoomsContext): Rooms {
+  const { options, store, incarnation, placements } = ctx;
+  const log = options.log;
+  const table = new TaskTable();
+  const queue = new CompletionQueue();
+  const keyed = new KeyedTasks({
+    supersede: (id, by) => {
+      void ctx.kill(id, { reason: `superseded by generation ${by}` }).catch((e) =>
+        log(`ending ${id}, superseded by generation ${by}, failed: ${(e as Error).message}`));
+    },
+  });
+  const watches: Watches = new Watches({
+    placements,
+    ioDir: (id) => store.paths(id).io,
+    livenessIntervalMs: options.livenessIntervalMs,
+    check: async (id) => {
+      try {
+        const decided = await evidence.decideNow(id);
+        if (decided?.decision.kind === "finish") await ender.endOne(decided.record, decided.decision, decided.decision.endRemnants);
+      } catch (error) {
+        log(`observing ${id} failed: ${(error as Error).message}`);
+      }
+    },
+    deadline: (id) => kills.atDeadline(id),
+  });
+  const evidence = new EvidenceSource({
+    table, store, placements, bootIdNow: ctx.bootId, incarnation,
+    reaped: (r) => watches.reaped(r.id, REAP_WAIT_MS),
+  });
+  const ender = new TaskEnder({
+    table, store, placements, tailBytes: options.tailBytes,
+    ended: (done) => {
+      watches.ended(done);
+      queue.push(done);
+      keyed.ended(done);
+    },
+  });
+  const kills: TaskKills = new TaskKills({
+    table, store, placements, graceMs: options.graceMs, ceilingSeconds: options.ceilingSeconds, log,
+    decideNow: (id) => evidence.decideNow(id),
+    end: (record, end) => ender.endOne(record, end, end.endRemnants),
+    idle: (id) => watches.idle(id),
+  });
+  const starter = new TaskStarter({
+    table, store, placement: ctx.placement, keyed, incarnation, bootId: ctx.bootId, limits: options,
+    end: (record, end) => ender.endOne(record, end),
+    watch: (record, child) => watches.watch(record, child),
+  });
+  const retainer = new Retainer({
+    store, table, rule: options.retention, log,
+    forget: (id) => queue.forget(id),
+    liveIncarnations: () => [incarnation.id],
+    unreadable: () => ctx.unreadable(),
+  });
+  return { table, queue, keyed, watches, evidence, ender, kills, starter, retainer };
+}
