@@ -1,9 +1,8 @@
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { censusError, describeThrown, errnoCode, type CensusError } from "../census/census-error.ts";
 import type { LaunchRecord } from "../census/launch-record.ts";
 import { writeFileAtomic } from "../store/atomic-write.ts";
-import { taskPaths } from "../store/storage-root.ts";
+import { taskLaunchRecordPath, taskPaths } from "../store/layout.ts";
 import { checkTaskId } from "../store/task-id.ts";
 
 /**
@@ -17,7 +16,7 @@ import { checkTaskId } from "../store/task-id.ts";
  * ```
  */
 export function launchRecordPath(storage: string, id: string): string {
-  return join(taskPaths(storage, checkTaskId(id)).dir, "launch-record.json");
+  return taskLaunchRecordPath(taskPaths(storage, checkTaskId(id)).dir);
 }
 
 /**

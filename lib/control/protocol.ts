@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { storagePaths } from "../store/layout.ts";
 
 /**
  * What a client may ask of the supervisor that holds the storage.
@@ -34,7 +34,7 @@ export const MAX_LINE_BYTES = 1 << 20;
  * ```
  */
 export function controlSocketPath(root: string): string {
-  return join(root, "control", "supervisor.sock");
+  return storagePaths(root).controlSocket;
 }
 
 /** The longest path a unix socket address holds on Linux (sun_path less its NUL). */

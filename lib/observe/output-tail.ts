@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import type { TaskPaths } from "../store/storage-root.ts";
+import type { TaskPaths } from "../store/layout.ts";
 import { readDropped, streamFiles } from "../output/dropped.ts";
 
 export interface OutputSummary {

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
-import type { TaskPaths } from "../store/storage-root.ts";
+import { droppedMarkerPath, type TaskPaths } from "../store/layout.ts";
 import type { OutputStream } from "./request.ts";
 
 /** The output file of a stream, and the marker the trimmer keeps beside it. */
 export function streamFiles(paths: TaskPaths, stream: OutputStream): { data: string; dropped: string } {
   const data = paths[stream];
-  return { data, dropped: `${data}.dropped` };
+  return { data, dropped: droppedMarkerPath(data) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { watch } from "node:fs";
-import type { TaskPaths } from "../store/storage-root.ts";
+import type { TaskPaths } from "../store/layout.ts";
 import { streamFiles } from "./dropped.ts";
 import { readChunks } from "./read-chunk.ts";
 import type { OutputChunk, OutputRequest } from "./request.ts";

@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { type PtyPaths, taskPtyPaths } from "../store/layout.ts";
 import type { TaskCommand } from "../store/record.ts";
 import type { PtySize } from "./size.ts";
 
@@ -42,14 +42,7 @@ exit "$rc"`;
 /** The holder's `$0`. */
 export const HOLDER_NAME = "outlive-pty";
 
-/** Where a PTY task's terminal is reached: `<task dir>/pty/`, 0700. */
-export interface PtyPaths {
-  dir: string;
-  /** The FIFO that carries input to the terminal. */
-  input: string;
-  /** `PID TTY` of the terminal's session leader, written once the terminal is up and sized. */
-  info: string;
-}
+export type { PtyPaths };
 
 /**
  * The FIFO and the info file of a task's terminal. Pure: nothing is read or made.
@@ -61,8 +54,7 @@ export interface PtyPaths {
  * ```
  */
 export function ptyPaths(taskDir: string): PtyPaths {
-  const dir = join(taskDir, "pty");
-  return { dir, input: join(dir, "in"), info: join(dir, "info") };
+  return taskPtyPaths(taskDir);
 }
 
 /** One shell word that stands for `s` byte for byte. */

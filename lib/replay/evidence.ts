@@ -4,7 +4,7 @@ import { readExitMarkerNow } from "../observe/exit-marker.ts";
 import type { Placement } from "../placement/placement.ts";
 import { inspectPid, type ProcessIdentity } from "../proc/identity.ts";
 import type { TaskRecord } from "../store/record.ts";
-import type { TaskPaths } from "../store/storage-root.ts";
+import type { TaskPaths } from "../store/layout.ts";
 import type { PidEvidence, ReplayEvidence, SpawnerCgroupEvidence } from "./decide.ts";
 import { spawnerCgroupEvidence } from "./spawner-cgroup.ts";
 

@@ -1,5 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { storagePaths, taskPaths } from "../store/layout.ts";
 import type { TaskRecord } from "../store/record.ts";
 import { unlinkIfThere } from "./remove-files.ts";
 
@@ -32,13 +33,13 @@ export async function removeUnneededIncarnations(
   for (const r of records) needed.add(r.incarnation);
   for (const id of alsoNeeded.unparsedTaskIds) {
     try {
-      const raw = JSON.parse(await readFile(join(root, "tasks", id, "record.json"), "utf8"));
+      const raw = JSON.parse(await readFile(taskPaths(root, id).record, "utf8"));
       if (typeof raw?.incarnation === "string") needed.add(raw.incarnation);
     } catch {
       // unreadable: it names nothing replay could use
     }
   }
-  const dir = join(root, "incarnations");
+  const dir = storagePaths(root).incarnations;
   const unneeded = unneededIncarnations(await readdir(dir), needed);
   for (const file of unneeded) await unlinkIfThere(join(dir, file));
   return unneeded.length;

@@ -2,11 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, renameSync } from "node:fs";
 import { readdir, rm, unlink } from "node:fs/promises";
 import { join } from "node:path";
-
-/** Where removed entries wait to be deleted: out of `tasks/`, so nothing reads them as tasks. */
-export function removingDir(root: string): string {
-  return join(root, "removing");
-}
+import { removingPath, storagePaths } from "../store/layout.ts";
 
 /**
  * Takes entries out of the storage, each in one step: its whole directory
@@ -32,10 +28,10 @@ export function removingDir(root: string): string {
  */
 export function moveAside(root: string, entries: ReadonlyArray<{ path: string; name: string }>, each: (name: string) => void): void {
   if (entries.length === 0) return;
-  mkdirSync(removingDir(root), { recursive: true, mode: 0o700 });
+  mkdirSync(storagePaths(root).removing, { recursive: true, mode: 0o700 });
   const tag = randomBytes(4).toString("hex");
   for (const { path, name } of entries) {
-    renameSync(path, join(removingDir(root), `${name}.${tag}`));
+    renameSync(path, removingPath(root, name, tag));
     each(name);
   }
 }
@@ -45,16 +41,17 @@ export function moveAside(root: string, entries: ReadonlyArray<{ path: string; n
  * Stops early, leaving the rest for later, once `signal` aborts.
  */
 export async function purgeRemoved(root: string, signal?: AbortSignal): Promise<number> {
+  const dir = storagePaths(root).removing;
   let names: string[];
   try {
-    names = await readdir(removingDir(root));
+    names = await readdir(dir);
   } catch {
     return 0;
   }
   let purged = 0;
   for (const name of names) {
     if (signal?.aborted) break;
-    await rm(join(removingDir(root), name), { recursive: true, force: true });
+    await rm(join(dir, name), { recursive: true, force: true });
     purged++;
   }
   return purged;

@@ -1,5 +1,5 @@
-import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
+import { quarantineNotePath, quarantinePath } from "../store/layout.ts";
 import { isTerminal, type TaskRecord } from "../store/record.ts";
 import { checkTaskId } from "../store/task-id.ts";
 import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
@@ -59,8 +59,8 @@ export async function removeByName(host: RetentionHost, names: readonly string[]
     tasks.push(record);
   }
   await removeTasks(host, tasks);
-  moveAside(host.store.root, entries.map((name) => ({ path: join(host.store.root, "quarantine", name), name: `quarantine-${name}` })), () => {});
-  for (const name of entries) await unlinkIfThere(join(host.store.root, "quarantine", `${name}.reason.txt`));
+  moveAside(host.store.root, entries.map((name) => ({ path: quarantinePath(host.store.root, name), name: `quarantine-${name}` })), () => {});
+  for (const name of entries) await unlinkIfThere(quarantineNotePath(quarantinePath(host.store.root, name), false));
   await removeUnneeded(host);
   await host.purger.now();
   return [...tasks.map((t) => t.id), ...entries];

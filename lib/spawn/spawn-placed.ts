@@ -6,7 +6,7 @@ import type { Placement } from "../placement/placement.ts";
 import { inspectPid } from "../proc/identity.ts";
 import { holderCommand, ptyPaths } from "../pty/holder.ts";
 import type { TaskRecord } from "../store/record.ts";
-import type { TaskPaths } from "../store/storage-root.ts";
+import type { TaskPaths } from "../store/layout.ts";
 import { spawnTask } from "./spawn-task.ts";
 import { wrapperArgv } from "./wrapper.ts";
 

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { type FileHandle, open, writeFile } from "node:fs/promises";
 import { EXIT_MARKER_PLACEHOLDER } from "../observe/exit-marker.ts";
 import { OutliveError } from "../errors.ts";
-import type { TaskPaths } from "../store/storage-root.ts";
+import { type TaskPaths, timedOutReservePath } from "../store/layout.ts";
 
 export interface SpawnedTask {
   pid: number;
@@ -30,7 +30,7 @@ export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS
       open(opts.paths.exit, "wx", 0o600),
       open(opts.paths.stdout, "a", 0o600),
       open(opts.paths.stderr, "a", 0o600),
-      open(`${opts.paths.timedOut}.reserved`, "w", 0o600).then((h) => h.close()),
+      open(timedOutReservePath(opts.paths), "w", 0o600).then((h) => h.close()),
     ]);
     for (const m of made.slice(0, 3)) if (m.status === "fulfilled") handles.push(m.value as FileHandle);
     const failed = made.find((m) => m.status === "rejected");

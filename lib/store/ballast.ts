@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { storagePaths } from "./layout.ts";
 import { isNoSpace, reserveSpace } from "./record-reserve.ts";
 import { fileSystemFull } from "./space.ts";
 
@@ -25,7 +25,7 @@ import { fileSystemFull } from "./space.ts";
  * ```
  */
 export async function withBallast(root: string, bytes: number, checkWritable: () => Promise<void>): Promise<void> {
-  const ballast = join(root, ".ballast");
+  const ballast = storagePaths(root).ballast;
   const giveUp = () => unlink(ballast).then(() => true, () => false);
   // Given up as soon as the disk is seen full, not only once a write failed: the write check may still fit
   // in the last free block while the lock and the incarnation after it do not.

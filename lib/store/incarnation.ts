@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { bootId } from "../proc/boot-id.ts";
 import { readCgroup } from "../proc/cgroup.ts";
 import { isSameProcess } from "../proc/identity.ts";
 import { readProcStat } from "../proc/stat.ts";
-import { OutliveError } from "../errors.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
+import { incarnationPath } from "./layout.ts";
+import { storageError } from "./storage-error.ts";
 
 /** One life of a supervisor on a storage: who it was, where it ran, when it began. */
 export interface Incarnation {
@@ -36,17 +36,13 @@ export function incarnationAlive(inc: Incarnation, bootNow: string): boolean {
   return inc.bootId === bootNow && isSameProcess({ pid: inc.pid, startTime: inc.startTime });
 }
 
-export function incarnationPath(root: string, id: string): string {
-  return join(root, "incarnations", `${id}.json`);
-}
-
 export async function saveIncarnation(root: string, inc: Incarnation): Promise<void> {
   const path = incarnationPath(root, inc.id);
   try {
     // Not flushed: after a host crash every task's boot id answers before its incarnation is asked.
     await writeFileAtomic(path, `${JSON.stringify(inc)}\n`, { durable: false });
   } catch (error) {
-    throw new OutliveError("E_STORAGE", `Cannot write the storage at ${path}: ${(error as Error).message}`, { cause: error });
+    throw storageError(path, error);
   }
 }
 

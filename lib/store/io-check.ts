@@ -1,5 +1,5 @@
 import { lstatSync } from "node:fs";
-import type { TaskPaths } from "./storage-root.ts";
+import type { TaskPaths } from "./layout.ts";
 
 /**
  * Replay and observation open the files in a task's `io/` by path, so each
@@ -10,7 +10,7 @@ import type { TaskPaths } from "./storage-root.ts";
  * @example
  * ```ts
  * import { taskIoProblem } from "./io-check.ts";
- * import { taskPaths } from "./storage-root.ts";
+ * import { taskPaths } from "./layout.ts";
  * console.log(taskIoProblem(taskPaths("/nonexistent", "t-1"))); // null (no io/ yet)
  * ```
  */

@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { storagePaths } from "./layout.ts";
 import { reserveSpace } from "./record-reserve.ts";
 
 /** What a reserve is for: a task's end (its terminal record), or a live write (`running`, `killing`). */
@@ -50,7 +51,7 @@ export class ReservePool {
 
   /** Makes `<root>/reserves/` if missing and takes stock of what an earlier supervisor left in it. */
   static open(root: string): ReservePool {
-    const pool = new ReservePool(join(root, "reserves"));
+    const pool = new ReservePool(storagePaths(root).reserves);
     mkdirSync(pool.dir, { recursive: true, mode: 0o700 });
     for (const name of readdirSync(pool.dir)) {
       const m = /^(terminal|live)-(\d+)-[0-9a-f]+$/.exec(name);
@@ -100,4 +101,30 @@ export class ReservePool {
     const at = list.findIndex((r) => r.bytes > bytes);
     list.splice(at < 0 ? list.length : at, 0, { path, bytes });
   }
+}
+
+/** What a terminal reserve holds beyond the first record's size when the caller does not say: the output tail, the reason. */
+const DEFAULT_TERMINAL_EXTRA_BYTES = 32_768;
+
+/** What a live write's reserve holds beyond the first record's size: a kill reason, a found location. */
+const LIVE_RESERVE_EXTRA_BYTES = 4096;
+
+/**
+ * The reserve sizes a task needs, whose first record is `firstRecordBytes`
+ * long and whose end may need `terminalExtraBytes` more (32 KiB when not
+ * said), rounded up to whole 4 KiB blocks (so most tasks need the same
+ * sizes, and any one's reserve fits the next).
+ *
+ * @example
+ * ```ts
+ * import { reserveSizes } from "./reserve-pool.ts";
+ * console.log(reserveSizes(900)); // { terminal: 36864, live: 8192 }
+ * ```
+ */
+export function reserveSizes(firstRecordBytes: number, terminalExtraBytes?: number): Record<ReserveKind, number> {
+  const blocks = (n: number) => Math.ceil(n / 4096) * 4096;
+  return {
+    terminal: blocks(firstRecordBytes + (terminalExtraBytes ?? DEFAULT_TERMINAL_EXTRA_BYTES)),
+    live: blocks(firstRecordBytes + LIVE_RESERVE_EXTRA_BYTES),
+  };
 }

@@ -1,11 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { link, readFile, rename, unlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
 import { bootId } from "../proc/boot-id.ts";
 import { type Incarnation, incarnationAlive } from "./incarnation.ts";
-
-const LOCK_NAME = "supervisor.lock";
+import { lockAsidePath, lockTempPath, storagePaths } from "./layout.ts";
 
 /**
  * Makes `inc` the one supervisor of the storage. A live holder is refused
@@ -13,9 +11,9 @@ const LOCK_NAME = "supervisor.lock";
  * reused, or from an earlier boot) is taken over.
  */
 export async function acquireStorageLock(root: string, inc: Incarnation, attempts = 50): Promise<void> {
-  const lockPath = join(root, LOCK_NAME);
+  const lockPath = storagePaths(root).lock;
   // The lock appears complete or not at all: written aside, then hard-linked into place (link fails if it exists).
-  const temp = join(root, `.${LOCK_NAME}.${process.pid}.${randomBytes(4).toString("hex")}`);
+  const temp = lockTempPath(root, `${process.pid}.${randomBytes(4).toString("hex")}`);
   try {
     try {
       await writeFile(temp, `${JSON.stringify(inc)}\n`, { mode: 0o600 });
@@ -43,7 +41,7 @@ export async function acquireStorageLock(root: string, inc: Incarnation, attempt
 
 /** Gives the lock up, only if it is still ours. */
 export async function releaseStorageLock(root: string, inc: Incarnation): Promise<void> {
-  const lockPath = join(root, LOCK_NAME);
+  const lockPath = storagePaths(root).lock;
   const holder = await readHolder(lockPath);
   if (holder?.id === inc.id) await unlink(lockPath).catch(() => {});
 }
@@ -68,7 +66,7 @@ export async function releaseStorageLock(root: string, inc: Incarnation): Promis
  * ```
  */
 export async function storageHolder(root: string): Promise<Incarnation | null> {
-  const holder = await readHolder(join(root, LOCK_NAME));
+  const holder = await readHolder(storagePaths(root).lock);
   return holder && incarnationAlive(holder, bootId()) ? holder : null;
 }
 
@@ -97,8 +95,7 @@ function lockedBy(root: string, holder: Incarnation): OutliveError {
  * that died is removed once its own holder is provably gone.
  */
 async function breakStaleLock(root: string, temp: string, judged: Incarnation | null): Promise<void> {
-  const lockPath = join(root, LOCK_NAME);
-  const breaker = join(root, `${LOCK_NAME}.break`);
+  const { lock: lockPath, lockBreaker: breaker } = storagePaths(root);
   try {
     await link(temp, breaker);
   } catch (error) {
@@ -111,7 +108,7 @@ async function breakStaleLock(root: string, temp: string, judged: Incarnation | 
   try {
     const now = await readHolder(lockPath);
     if ((now?.id ?? null) !== (judged?.id ?? null)) return; // someone took it meanwhile: look again
-    const aside = `${lockPath}.stale-${randomBytes(4).toString("hex")}`;
+    const aside = lockAsidePath(root, randomBytes(4).toString("hex"));
     await rename(lockPath, aside).catch(() => {});
     await unlink(aside).catch(() => {});
   } finally {
