@@ -33,7 +33,7 @@ export interface NewRecordContext {
  */
 export function newTaskRecord(spec: CheckedRunSpec, ctx: NewRecordContext): TaskRecord {
   const timeout = spec.timeoutSeconds;
-  const deadlineSeconds = timeout ?? ctx.ceilingSeconds;
+  const deadlineSeconds = deadlineSecondsOf(spec, ctx.ceilingSeconds);
   return {
     schemaVersion: SCHEMA_VERSION,
     id: ctx.id,
