@@ -1,11 +1,16 @@
 import type { OutputSummary } from "../observe/output-tail.ts";
-import type { TaskRecord, TaskState } from "../store/record.ts";
+import type { FinishedAtSource, TaskRecord, TaskState } from "../store/record.ts";
 
 /** How a task ended: what a terminal record says. */
 export interface TaskEnd {
   state: TaskState;
   exitCode: number | null;
   reason: string;
+  /** When it ended (ISO), from the evidence `finishedAtSource` names. Without it, the moment the end is recorded, as `seen-gone`. */
+  finishedAt?: string;
+  finishedAtSource?: FinishedAtSource;
+  /** The last moment it was known alive, for an end only noticed later. */
+  endedAfter?: string | null;
 }
 
 /**
@@ -18,16 +23,22 @@ export interface TaskEnd {
  * const running = { id: "t-1", state: "running" } as never;
  * const output = { lastOutputAt: null, tail: "", stdoutBytes: 0, stderrBytes: 0 };
  * const done = terminalRecord(running, { state: "exited", exitCode: 3, reason: "exited with code 3" }, output, "", new Date(0));
- * console.log(done.state, done.exitCode, done.finishedAt); // "exited" 3 "1970-01-01T00:00:00.000Z"
+ * console.log(done.state, done.exitCode, done.finishedAt, done.finishedAtSource); // "exited" 3 "1970-01-01T00:00:00.000Z" "seen-gone"
  * ```
  */
 export function terminalRecord(current: TaskRecord, end: TaskEnd, output: OutputSummary, reasonTail: string, now: Date): TaskRecord {
+  const finishedAt = end.finishedAt ?? now.toISOString();
+  const started = current.startedAt === null ? NaN : Date.parse(current.startedAt);
   return {
     ...current,
     state: end.state,
     exitCode: end.exitCode,
     reason: `${end.reason}${reasonTail}`,
-    finishedAt: now.toISOString(),
+    finishedAt,
+    finishedAtSource: end.finishedAtSource ?? "seen-gone",
+    endedAfter: end.endedAfter ?? null,
+    // Never negative: a marker's file time and a start read in clock ticks are each cut a few ms short.
+    durationMs: Number.isNaN(started) ? null : Math.max(0, Date.parse(finishedAt) - started),
     lastOutputAt: output.lastOutputAt,
     outputTail: output.tail,
     outputBytes: { stdout: output.stdoutBytes, stderr: output.stderrBytes },

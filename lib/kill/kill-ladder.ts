@@ -27,6 +27,12 @@ export interface KillLadderOptions {
    * Default: trusted, as a plain process group offers no such proof.
    */
   ownsGroup?: (members: number[]) => boolean;
+  /**
+   * Hears each look at the group while the ladder waits for it to go: alive
+   * (`at` is just before the look) or gone (`at` is just after it), so the
+   * end can be dated by what was seen.
+   */
+  looked?: (alive: boolean, at: number) => void;
   signal?: AbortSignal;
 }
 
@@ -64,7 +70,12 @@ export async function killLadder(target: KillTarget, options: KillLadderOptions 
       return "already-gone";
     }
   }
-  const gone = () => !groupExists(target.pgid);
+  const gone = () => {
+    const before = Date.now();
+    const exists = groupExists(target.pgid);
+    options.looked?.(exists, exists ? before : Date.now());
+    return !exists;
+  };
   signalGroup(target.pgid, "SIGTERM");
   let how: KillHow = "term";
   if (!(await waitUntil(gone, graceMs, pollMs, options.signal))) {

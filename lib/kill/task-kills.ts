@@ -36,6 +36,8 @@ export interface TaskKillsOptions {
   end(record: TaskRecord, end: Finish): Promise<TaskRecord>;
   /** Resolves once no check of the task is under way. */
   idle(id: string): Promise<void>;
+  /** The ladder looked at the task's group and saw it alive or gone at `at` (epoch ms), for dating its end. */
+  sighted?(id: string, look: { alive: boolean; at: number }): void;
 }
 
 /**
@@ -88,6 +90,9 @@ export class TaskKills {
           exitCode: null,
           reason: `pid reused: pid ${record.pid} belongs to another process now, which was not signalled; the task ended without an exit code`,
           endRemnants: false,
+          finishedAt: new Date().toISOString(),
+          finishedAtSource: "seen-gone",
+          endedAfter: null,
         });
         await placement.killAll(record).catch(() => {});
         return { record: done, how: "pid-reused" };
@@ -115,6 +120,7 @@ export class TaskKills {
           graceMs: request.graceMs ?? this.o.graceMs,
           killAll: () => placement.killAll(target),
           ownsGroup: (members) => ownsGroup(target, placement, members),
+          looked: (alive, at) => this.o.sighted?.(target.id, { alive, at }),
         },
       );
     }

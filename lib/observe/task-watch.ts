@@ -30,6 +30,8 @@ export interface TaskWatchOptions {
   check: () => Promise<void>;
   /** The task's deadline has come. */
   onDeadline: () => void;
+  /** The placement's watch saw the task's cgroup empty at `at` (epoch ms), for dating its end. */
+  onEmptied?: (at: number) => void;
 }
 
 /**
@@ -57,7 +59,10 @@ export class TaskWatch {
     } catch {
       // The liveness interval still notices the end.
     }
-    o.placement.watchEmpty(o.record, wake, this.abort.signal);
+    o.placement.watchEmpty(o.record, () => {
+      o.onEmptied?.(Date.now());
+      wake();
+    }, this.abort.signal);
     const interval = setInterval(wake, o.livenessIntervalMs);
     this.abort.signal.addEventListener("abort", () => clearInterval(interval), { once: true });
     this.armDeadline();

@@ -12,6 +12,8 @@ export interface WatchesOptions {
   check(id: string): Promise<void>;
   /** Task `id`'s deadline has come. */
   deadline(id: string): void;
+  /** Task `id`'s cgroup was seen empty at `at` (epoch ms). */
+  emptied?(id: string, at: number): void;
 }
 
 /**
@@ -37,6 +39,7 @@ export class Watches {
       firstLook,
       check: () => this.o.check(id),
       onDeadline: () => this.o.deadline(id),
+      onEmptied: (at) => this.o.emptied?.(id, at),
     }));
   }
 

@@ -1,5 +1,6 @@
 import type { ExitMarker } from "../observe/exit-marker.ts";
-import { isTerminal, type TaskLocation, type TaskRecord, type TaskState } from "../store/record.ts";
+import { type FinishedAtSource, isTerminal, type TaskLocation, type TaskRecord, type TaskState } from "../store/record.ts";
+import { endTime } from "./end-time.ts";
 
 /** What the process table says about the recorded pid now. */
 export type PidEvidence =
@@ -52,12 +53,30 @@ export interface ReplayEvidence {
    * the task's wrapper, found alive by the task's unit or cgroup; else null.
    */
   located?: { pid: number; startTime: string; location: TaskLocation } | null;
+  /** When the process table was looked at for this evidence (ISO), just after the look. */
+  lookedAt?: string;
+  /** The last moment this process saw the task alive (ISO), if it did. */
+  seenAliveAt?: string | null;
+  /** The first moment this process saw the task gone (ISO), if it did before this look. */
+  seenGoneAt?: string | null;
+  /** The moment a live watch saw the task's cgroup empty (ISO); null when none did. */
+  emptiedAt?: string | null;
 }
 
 export type ReplayDecision =
   | { kind: "unchanged" }
   | { kind: "adopt"; resumeKill: boolean; found?: { pid: number; startTime: string; location: TaskLocation } }
-  | { kind: "finish"; state: TaskState; exitCode: number | null; reason: string; endRemnants: boolean };
+  | {
+    kind: "finish";
+    state: TaskState;
+    exitCode: number | null;
+    reason: string;
+    endRemnants: boolean;
+    /** When it ended, and what says so (see endTime). */
+    finishedAt: string;
+    finishedAtSource: FinishedAtSource;
+    endedAfter: string | null;
+  };
 
 /**
  * The heart of replay, as a pure function: given a record and the evidence
@@ -69,7 +88,8 @@ export type ReplayDecision =
  * ```ts
  * import { decideReplay } from "./decide.ts";
  * // decideReplay(record, { ...evidence, marker: { kind: "code", code: 7, writtenAt } })
- * // → { kind: "finish", state: "exited", exitCode: 7, reason: "exited with code 7", endRemnants: false }
+ * // → { kind: "finish", state: "exited", exitCode: 7, reason: "exited with code 7", endRemnants: false,
+ * //     finishedAt: writtenAt, finishedAtSource: "exit-marker", endedAfter: null }
  * ```
  */
 export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDecision {
@@ -145,7 +165,10 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
   return finish("lost", null, `ended without an exit code (${noCode}: killed by a signal outlive did not send, such as SIGKILL)${notTheCgroup}${lastOutput}${reused}${remnants}`, true);
 
   function finish(state: TaskState, exitCode: number | null, reason: string, endRemnants = false): ReplayDecision {
-    return { kind: "finish", state, exitCode, reason, endRemnants: endRemnants && ev.remnants };
+    const at = endTime(record, ev);
+    // Noticed only later: the reason says the window, the record its two ends.
+    const window = at.finishedAtSource === "seen-gone" && at.endedAfter !== null ? `; ended between ${at.endedAfter} and ${at.finishedAt}` : "";
+    return { kind: "finish", state, exitCode, reason: `${reason}${window}`, endRemnants: endRemnants && ev.remnants, ...at };
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Sightings } from "../observe/sightings.ts";
 import type { Placement } from "../placement/placement.ts";
 import { type Incarnation, incarnationAlive, loadIncarnation } from "../store/incarnation.ts";
 import { isTerminal, type PlacementName, type TaskRecord } from "../store/record.ts";
@@ -15,6 +16,8 @@ export interface EvidenceSourceOptions {
   incarnation: Incarnation;
   /** Resolves once this process reaped the task's wrapper, when it is its child (bounded). */
   reaped(record: TaskRecord): Promise<void>;
+  /** What this process saw of its tasks alive and gone, for dating their ends. */
+  sightings?: Sightings;
 }
 
 /**
@@ -40,6 +43,7 @@ export class EvidenceSource {
       spawnerAlive: (incId) => this.incarnationAlive(incId),
       otherTasks: (r) => this.siblingsOf(r),
       reaped: (r) => this.o.reaped(r),
+      sightings: this.o.sightings,
     });
   }
 

@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { groupExists, waitUntil } from "../kill/process-group.ts";
 import { readExitMarkerNow } from "../observe/exit-marker.ts";
 import type { Placement } from "../placement/placement.ts";
+import type { Sightings } from "../observe/sightings.ts";
 import { inspectPid, type ProcessIdentity } from "../proc/identity.ts";
 import type { TaskRecord } from "../store/record.ts";
 import type { TaskPaths } from "../store/layout.ts";
@@ -24,20 +25,28 @@ export interface EvidenceContext {
    * group check after the reap is then one kill(2), not a read of all /proc.
    */
   reaped?: (record: TaskRecord) => Promise<void>;
+  /** What this process saw of its tasks alive and gone; each look here is added to it. Without it, only this look counts. */
+  sightings?: Sightings;
 }
 
 /** Looks at the disk, /proc and the task's cgroup for one task. The I/O half of replay. */
 export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): Promise<ReplayEvidence> {
   // The process first, the marker after: a wrapper seen gone has written its marker already,
   // while a marker read first can be empty a moment before the wrapper writes it and exits.
+  const before = Date.now();
   let pid = pidEvidence(record, ctx.placement);
+  let lookedAt = Date.now();
   const marker = readExitMarkerNow(ctx.paths.exit);
   // Seen between writing its exit code and exiting: the wrapper is about to go. Wait for that (bounded),
   // so that what the task left running is told apart from the wrapper itself.
   if (marker.kind === "code" && (pid === "same" || pid === "absent")) {
     await ctx.reaped?.(record);
-    if (pid === "same") pid = await untilWrapperGone(record, ctx.placement);
+    if (pid === "same") {
+      pid = await untilWrapperGone(record, ctx.placement);
+      lookedAt = Date.now();
+    }
   }
+  const seen = sighted(record, pid, before, lookedAt, ctx.sightings);
   const timedOutAt = mtime(ctx.paths.timedOut);
   const output = [mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)];
   let remnants = false;
@@ -66,7 +75,21 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
     spawnerAlive,
     restartedAt: ctx.restartedAt,
     lastOutputAt: outputTimes.at(-1) ?? null,
+    lookedAt: new Date(lookedAt).toISOString(),
+    ...seen,
   };
+}
+
+/** Adds this look to what was seen of the task, and says what was seen: the last moment alive, the first gone, the cgroup emptied. */
+function sighted(record: TaskRecord, pid: PidEvidence, before: number, after: number, sightings: Sightings | undefined) {
+  const gone = pid === "absent" || pid === "reused";
+  if (sightings) {
+    if (pid === "same") sightings.alive(record.id, before);
+    else if (gone) sightings.gone(record.id, after);
+  }
+  const s = sightings?.of(record.id) ?? (pid === "same" ? { aliveAt: before } : gone ? { goneAt: after } : {});
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  return { seenAliveAt: iso(s.aliveAt), seenGoneAt: iso(s.goneAt), emptiedAt: iso(s.emptiedAt) };
 }
 
 /** Same process means same pid AND same start time AND in the task's cgroup. */

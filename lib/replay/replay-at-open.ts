@@ -1,6 +1,7 @@
 import { readExitMarkerNow } from "../observe/exit-marker.ts";
 import type { Ending } from "../end/end-tasks.ts";
 import type { LocatedTask } from "../placement/placement.ts";
+import { processStartedAt } from "../proc/start-time.ts";
 import type { TaskRecord, TaskState } from "../store/record.ts";
 import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
@@ -103,7 +104,7 @@ async function recordFound(record: TaskRecord, found: LocatedTask, o: ReplayAtOp
     pid: found.pid,
     pgid: found.pid,
     startTime: found.startTime,
-    startedAt: record.startedAt ?? record.createdAt,
+    startedAt: (processStartedAt(found.startTime)?.toISOString()) ?? record.startedAt ?? record.createdAt,
     location: found.location,
   };
   o.table.claim(running);

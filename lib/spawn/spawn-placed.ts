@@ -4,6 +4,7 @@ import { signalGroup } from "../kill/process-group.ts";
 import { TRIM_SCRIPT } from "../output/trim-loop.ts";
 import type { Placement } from "../placement/placement.ts";
 import { inspectPid } from "../proc/identity.ts";
+import { processStartedAt } from "../proc/start-time.ts";
 import { holderCommand, ptyPaths } from "../pty/holder.ts";
 import type { TaskRecord } from "../store/record.ts";
 import type { TaskPaths } from "../store/layout.ts";
@@ -55,6 +56,7 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
   const { placement, paths, deadlineSeconds } = input;
   let record = input.record;
   let spawned;
+  let spawnedAt: Date;
   try {
     const plan = await placement.plan({
       id: record.id,
@@ -77,6 +79,7 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
       }),
     ];
     spawned = await spawnTask(argv, { cwd: record.cwd, env: { ...env, ...plan.env }, paths });
+    spawnedAt = new Date();
   } catch (error) {
     throw new SpawnFailure(record, `spawn failed: ${(error as Error).message}`, error as Error);
   }
@@ -87,7 +90,8 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
     pgid: spawned.pid,
     // A task that already ended has no start time left to read; its exit marker tells the rest.
     startTime: live?.startTime ?? null,
-    startedAt: record.createdAt,
+    // When the process itself started (the kernel's word), else the moment its spawn completed.
+    startedAt: ((live && processStartedAt(live.startTime)) || spawnedAt).toISOString(),
   };
   input.spawned(record);
   return { record: await awaitPlaced(record, placement), child: spawned.child };

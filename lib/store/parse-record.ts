@@ -36,6 +36,11 @@ const FIELDS: Record<string, Check> = {
   createdAt: isoDate,
   startedAt: isoOrNull,
   finishedAt: isoOrNull,
+  // Optional: records made before them lack them (and a previous release ignores fields it does not know).
+  // Any string: a source a later release adds (no schema bump for an optional field) must not make a record corrupt.
+  finishedAtSource: (v) => v === undefined || strOrNull(v),
+  endedAfter: (v) => v === undefined || isoOrNull(v),
+  durationMs: (v) => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= 0),
   lastOutputAt: isoOrNull,
   outputTail: strOrNull,
   timeoutSeconds: numOrNull,

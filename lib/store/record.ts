@@ -72,6 +72,26 @@ export const PLACEMENT_NAMES: readonly PlacementName[] = ["systemd-scope", "cgro
  */
 export type TaskCommand = { argv: string[] } | { shell: string; shellPath?: string };
 
+/**
+ * What dates a terminal record's `finishedAt`: the wrapper's exit marker
+ * (its file time, written as the task ended), the watchdog's timed-out
+ * marker, the moment a live watch saw the task's cgroup empty, or the first
+ * moment the task was seen gone (then `endedAfter` says since when it may
+ * have been gone).
+ */
+export type FinishedAtSource = "exit-marker" | "timed-out-marker" | "cgroup-emptied" | "seen-gone";
+
+/**
+ * Every `finishedAtSource` a record can hold, the best evidence first.
+ *
+ * @example
+ * ```ts
+ * import { FINISHED_AT_SOURCES } from "./record.ts";
+ * console.log(FINISHED_AT_SOURCES.join(" ")); // "exit-marker timed-out-marker cgroup-emptied seen-gone"
+ * ```
+ */
+export const FINISHED_AT_SOURCES: readonly FinishedAtSource[] = ["exit-marker", "timed-out-marker", "cgroup-emptied", "seen-gone"];
+
 /** Where a placement put a task, enough to find it again after a restart. */
 export interface TaskLocation {
   /** systemd unit name, e.g. `outlive-task-t-0123456789abcdef.scope`. */
@@ -102,8 +122,20 @@ export interface TaskRecord {
   /** Why the task is in a terminal state, in words a person can act on. */
   reason: string | null;
   createdAt: string;
+  /**
+   * When the task's process started: its wrapper's start time in
+   * /proc/<pid>/stat, else the moment the spawn completed. Records made
+   * before that was read say when `run` began (= `createdAt`).
+   */
   startedAt: string | null;
+  /** When the task ended, from the evidence `finishedAtSource` names. Records made before it say when the end was noticed. */
   finishedAt: string | null;
+  /** In a terminal record: what dates `finishedAt`. Absent in records made before it. */
+  finishedAtSource?: FinishedAtSource | null;
+  /** In a terminal record dated `seen-gone`: the last moment the task was known alive; it ended between this and `finishedAt`. */
+  endedAfter?: string | null;
+  /** In a terminal record: `finishedAt` − `startedAt` in milliseconds (null without a start). Absent in records made before it. */
+  durationMs?: number | null;
   lastOutputAt: string | null;
   /** The last bytes of stdout and stderr, decoded as UTF-8, for terminal records. */
   outputTail: string | null;

@@ -1,6 +1,7 @@
 import { TaskEnder } from "../end/end-tasks.ts";
 import { KeyedTasks } from "../generation/keyed-tasks.ts";
 import { type KillRequest, type KillResult, TaskKills } from "../kill/task-kills.ts";
+import { Sightings } from "../observe/sightings.ts";
 import { Watches } from "../observe/watches.ts";
 import type { Placement } from "../placement/placement.ts";
 import { EvidenceSource } from "../replay/evidence-source.ts";
@@ -57,6 +58,7 @@ export function wireRooms(ctx: RoomsContext): Rooms {
   const log = options.log;
   const table = new TaskTable();
   const queue = new CompletionQueue();
+  const sightings = new Sightings();
   const keyed = new KeyedTasks({
     supersede: (id, by) => {
       void ctx.kill(id, { reason: `superseded by generation ${by}` }).catch((e) =>
@@ -76,14 +78,17 @@ export function wireRooms(ctx: RoomsContext): Rooms {
       }
     },
     deadline: (id) => kills.atDeadline(id),
+    emptied: (id, at) => sightings.emptied(id, at),
   });
   const evidence = new EvidenceSource({
     table, store, placements, bootIdNow: ctx.bootId, incarnation,
     reaped: (r) => watches.reaped(r.id, REAP_WAIT_MS),
+    sightings,
   });
   const ender = new TaskEnder({
     table, store, placements, tailBytes: options.tailBytes,
     ended: (done) => {
+      sightings.forget(done.id);
       watches.ended(done);
       queue.push(done);
       keyed.ended(done);
@@ -94,6 +99,7 @@ export function wireRooms(ctx: RoomsContext): Rooms {
     decideNow: (id) => evidence.decideNow(id),
     end: (record, end) => ender.endOne(record, end, end.endRemnants),
     idle: (id) => watches.idle(id),
+    sighted: (id, look) => (look.alive ? sightings.alive(id, look.at) : sightings.gone(id, look.at)),
   });
   const starter = new TaskStarter({
     table, store, placement: ctx.placement, keyed, incarnation, bootId: ctx.bootId, limits: options,

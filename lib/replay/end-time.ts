@@ -1,0 +1,40 @@
+import type { FinishedAtSource, TaskRecord } from "../store/record.ts";
+import type { ReplayEvidence } from "./decide.ts";
+
+/** When a task ended, and what says so. */
+export interface EndTime {
+  finishedAt: string;
+  finishedAtSource: FinishedAtSource;
+  /** For an end only noticed later: the last moment it was known alive (A); it ended between this and `finishedAt` (B). */
+  endedAfter: string | null;
+}
+
+/**
+ * Dates an end from the best evidence at hand: the exit marker's own time
+ * (the wrapper writes it as it ends), else the watchdog's timed-out marker,
+ * else the moment a live watch saw the task's cgroup empty, else the first
+ * moment it was seen gone, with the last moment it was known alive (seen
+ * alive, started, or writing output) as `endedAfter`. Pure.
+ *
+ * @example
+ * ```ts
+ * import { endTime } from "./end-time.ts";
+ * const record = { startedAt: "2026-12-01T10:00:00.000Z" } as never;
+ * const ev = { marker: { kind: "empty" }, timedOutAt: null, lastOutputAt: "2026-12-01T10:00:05.000Z",
+ *   lookedAt: "2026-12-01T10:01:00.000Z" } as never;
+ * console.log(endTime(record, ev));
+ * // { finishedAt: "2026-12-01T10:01:00.000Z", finishedAtSource: "seen-gone", endedAfter: "2026-12-01T10:00:05.000Z" }
+ * ```
+ */
+export function endTime(record: TaskRecord, ev: ReplayEvidence): EndTime {
+  if (ev.marker.kind === "code") return { finishedAt: ev.marker.writtenAt, finishedAtSource: "exit-marker", endedAfter: null };
+  if (ev.timedOutAt) return { finishedAt: ev.timedOutAt, finishedAtSource: "timed-out-marker", endedAfter: null };
+  if (ev.emptiedAt) return { finishedAt: ev.emptiedAt, finishedAtSource: "cgroup-emptied", endedAfter: null };
+  // Without a lookedAt (evidence made by hand) the moment of deciding is the first moment it is known gone.
+  const seenGone = ev.seenGoneAt ?? ev.lookedAt ?? new Date().toISOString();
+  const alive = [ev.seenAliveAt, record.startedAt, ev.lastOutputAt]
+    .filter((t): t is string => typeof t === "string" && t <= seenGone)
+    .sort()
+    .at(-1) ?? null;
+  return { finishedAt: seenGone, finishedAtSource: "seen-gone", endedAfter: alive };
+}
