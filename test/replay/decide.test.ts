@@ -170,6 +170,9 @@ describe("decideReplay: the decision table", () => {
       exitCode: 4,
       reason: "exited with code 4; processes it started were still running in its process group or cgroup when it ended, and were left running",
       endRemnants: false,
+      finishedAt: "2026-11-30T10:02:00.000Z",
+      finishedAtSource: "exit-marker",
+      endedAfter: null,
     });
   });
 });
