@@ -24,13 +24,27 @@ const TICKS_PER_SECOND = 100;
  */
 export function processStartedAt(startTime: string, procRoot = "/proc"): Date | null {
   if (!/^\d+$/.test(startTime)) return null;
+  const boot = bootedAt(procRoot);
+  return boot && new Date(Math.round(boot.getTime() + (Number(startTime) * 1000) / TICKS_PER_SECOND));
+}
+
+/**
+ * When this boot began, as wall-clock time (now minus `/proc/uptime`, to
+ * 10 ms); null when that cannot be read. A task of an earlier boot ended
+ * before it.
+ *
+ * @example
+ * ```ts
+ * import { bootedAt } from "./start-time.ts";
+ * console.log(bootedAt()!.getTime() < Date.now()); // true
+ * ```
+ */
+export function bootedAt(procRoot = "/proc"): Date | null {
   let uptime: number;
   try {
     uptime = Number(readFileSync(`${procRoot}/uptime`, "latin1").split(" ")[0]);
   } catch {
     return null;
   }
-  if (!Number.isFinite(uptime)) return null;
-  const bootMs = Date.now() - uptime * 1000;
-  return new Date(Math.round(bootMs + (Number(startTime) * 1000) / TICKS_PER_SECOND));
+  return Number.isFinite(uptime) ? new Date(Math.round(Date.now() - uptime * 1000)) : null;
 }

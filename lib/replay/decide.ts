@@ -61,6 +61,8 @@ export interface ReplayEvidence {
   seenGoneAt?: string | null;
   /** The moment a live watch saw the task's cgroup empty (ISO); null when none did. */
   emptiedAt?: string | null;
+  /** When this boot began (ISO), for a task recorded under another boot: it ended before then. */
+  bootedAt?: string | null;
 }
 
 export type ReplayDecision =
@@ -167,7 +169,10 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
   function finish(state: TaskState, exitCode: number | null, reason: string, endRemnants = false): ReplayDecision {
     const at = endTime(record, ev);
     // Noticed only later: the reason says the window, the record its two ends.
-    const window = at.finishedAtSource === "seen-gone" && at.endedAfter !== null ? `; ended between ${at.endedAfter} and ${at.finishedAt}` : "";
+    // A process that still runs outside the task's cgroup has no window: the task is lost, not its process ended.
+    const window = at.finishedAtSource === "seen-gone" && at.endedAfter !== null && ev.pid !== "same-elsewhere"
+      ? `; ended between ${at.endedAfter} and ${at.finishedAt}`
+      : "";
     return { kind: "finish", state, exitCode, reason: `${reason}${window}`, endRemnants: endRemnants && ev.remnants, ...at };
   }
 }

@@ -14,7 +14,8 @@ export interface EndTime {
  * (the wrapper writes it as it ends), else the watchdog's timed-out marker,
  * else the moment a live watch saw the task's cgroup empty, else the first
  * moment it was seen gone, with the last moment it was known alive (seen
- * alive, started, or writing output) as `endedAfter`. Pure.
+ * alive, started, or writing output) as `endedAfter`; for a task of an
+ * earlier boot, the moment this boot began is when it was known gone. Pure.
  *
  * @example
  * ```ts
@@ -31,7 +32,9 @@ export function endTime(record: TaskRecord, ev: ReplayEvidence): EndTime {
   if (ev.timedOutAt) return { finishedAt: ev.timedOutAt, finishedAtSource: "timed-out-marker", endedAfter: null };
   if (ev.emptiedAt) return { finishedAt: ev.emptiedAt, finishedAtSource: "cgroup-emptied", endedAfter: null };
   // Without a lookedAt (evidence made by hand) the moment of deciding is the first moment it is known gone.
-  const seenGone = ev.seenGoneAt ?? ev.lookedAt ?? new Date().toISOString();
+  let seenGone = ev.seenGoneAt ?? ev.lookedAt ?? new Date().toISOString();
+  // Recorded under another boot: it was gone by the time this boot began.
+  if (ev.bootIdNow !== record.bootId && ev.bootedAt && ev.bootedAt < seenGone) seenGone = ev.bootedAt;
   const alive = [ev.seenAliveAt, record.startedAt, ev.lastOutputAt]
     .filter((t): t is string => typeof t === "string" && t <= seenGone)
     .sort()

@@ -4,6 +4,7 @@ import { readExitMarkerNow } from "../observe/exit-marker.ts";
 import type { Placement } from "../placement/placement.ts";
 import type { Sightings } from "../observe/sightings.ts";
 import { inspectPid, type ProcessIdentity } from "../proc/identity.ts";
+import { bootedAt } from "../proc/start-time.ts";
 import type { TaskRecord } from "../store/record.ts";
 import type { TaskPaths } from "../store/layout.ts";
 import type { PidEvidence, ReplayEvidence, SpawnerCgroupEvidence } from "./decide.ts";
@@ -77,6 +78,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
     lastOutputAt: outputTimes.at(-1) ?? null,
     lookedAt: new Date(lookedAt).toISOString(),
     ...seen,
+    bootedAt: record.bootId !== ctx.bootIdNow ? bootedAt()?.toISOString() ?? null : null,
   };
 }
 

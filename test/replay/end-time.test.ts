@@ -47,6 +47,20 @@ describe("endTime: what dates an end", () => {
     expect(endTime(record(), evidence({ lastOutputAt: null })).endedAfter).toBe("2026-11-30T10:00:00.050Z");
   });
 
+  it("a task of an earlier boot was gone by the time this boot began", () => {
+    const ev = evidence({ bootIdNow: "boot-b", bootedAt: "2026-11-30T10:03:00.000Z" });
+    expect(endTime(record(), ev))
+      .toEqual({ finishedAt: "2026-11-30T10:03:00.000Z", finishedAtSource: "seen-gone", endedAfter: "2026-11-30T10:01:00.000Z" });
+    // The same boot: the boot moment says nothing about it.
+    expect(endTime(record(), evidence({ bootedAt: "2026-11-30T09:00:00.000Z" })).finishedAt).toBe("2026-11-30T10:04:00.100Z");
+  });
+
+  it("a process that runs on outside the task's cgroup is not said to have ended", () => {
+    const d = decideReplay(record(), evidence({ pid: "same-elsewhere" }));
+    expect(d).toMatchObject({ state: "lost", finishedAtSource: "seen-gone" });
+    expect((d as { reason: string }).reason).not.toContain("ended between");
+  });
+
   it("a replay decision carries the time, and says the window in its reason only when the end was noticed later", () => {
     expect(decideReplay(record(), evidence())).toMatchObject({
       kind: "finish",
