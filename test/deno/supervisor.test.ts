@@ -1,7 +1,7 @@
 // The Deno suite: the same library, run by Deno from the TypeScript sources,
 // against real processes. Run: node_modules/.bin/deno test -A test/deno/
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
@@ -20,6 +20,13 @@ Deno.test("spawn: arguments arrive byte for byte and the exit code is real", asy
     assert.equal(done.exitCode, 9);
     const out = readFileSync(join(storage, "tasks", task.id, "io", "stdout"), "utf8");
     assert.deepEqual(out.split("\0").slice(0, -1), weird);
+    // True times under Deno too: the exit marker's own time, the process's own start, the duration between.
+    assert.equal(done.finishedAtSource, "exit-marker");
+    const markerAt = statSync(join(storage, "tasks", task.id, "io", "exit")).mtime!.getTime();
+    assert.ok(Math.abs(Date.parse(done.finishedAt!) - markerAt) <= 50, `finishedAt ${done.finishedAt} vs io/exit ${markerAt}`);
+    // Read from /proc in clock ticks, so up to a tick before run began; never after the end.
+    assert.ok(Date.parse(done.startedAt!) >= Date.parse(done.createdAt) - 20 && done.startedAt! <= done.finishedAt!, `startedAt ${done.startedAt}`);
+    assert.equal(done.durationMs, Date.parse(done.finishedAt!) - Date.parse(done.startedAt!));
   } finally {
     await sup.close();
     rmSync(storage, { recursive: true, force: true });
