@@ -53,6 +53,8 @@ export interface ReplayEvidence {
    * the task's wrapper, found alive by the task's unit or cgroup; else null.
    */
   located?: { pid: number; startTime: string; location: TaskLocation } | null;
+  /** With an exit code: the time of `io/ended`, which the wrapper made the moment its command ended (ISO); null without it. */
+  commandEndedAt?: string | null;
   /** When the process table was looked at for this evidence (ISO), just after the look. */
   lookedAt?: string;
   /** The last moment this process saw the task alive (ISO), if it did. */

@@ -10,8 +10,9 @@ export interface EndTime {
 }
 
 /**
- * Dates an end from the best evidence at hand: the exit marker's own time
- * (the wrapper writes it as it ends), else the watchdog's timed-out marker,
+ * Dates an end from the best evidence at hand: the wrapper's end marks (the
+ * time of `io/ended`, made as its command ended, else of the exit code it
+ * wrote just after), else the watchdog's timed-out marker,
  * else the moment a live watch saw the task's cgroup empty, else the first
  * moment it was seen gone, with the last moment it was known alive (seen
  * alive, started, or writing output) as `endedAfter`; for a task of an
@@ -28,7 +29,11 @@ export interface EndTime {
  * ```
  */
 export function endTime(record: TaskRecord, ev: ReplayEvidence): EndTime {
-  if (ev.marker.kind === "code") return { finishedAt: ev.marker.writtenAt, finishedAtSource: "exit-marker", endedAfter: null };
+  if (ev.marker.kind === "code") {
+    // The wrapper marks its command's end before it waits for its watchdog; the code comes after that wait.
+    const ended = ev.commandEndedAt && ev.commandEndedAt <= ev.marker.writtenAt ? ev.commandEndedAt : ev.marker.writtenAt;
+    return { finishedAt: ended, finishedAtSource: "exit-marker", endedAfter: null };
+  }
   if (ev.timedOutAt) return { finishedAt: ev.timedOutAt, finishedAtSource: "timed-out-marker", endedAfter: null };
   if (ev.emptiedAt) return { finishedAt: ev.emptiedAt, finishedAtSource: "cgroup-emptied", endedAfter: null };
   // Without a lookedAt (evidence made by hand) the moment of deciding is the first moment it is known gone.

@@ -49,6 +49,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   }
   const seen = sighted(record, pid, before, lookedAt, ctx.sightings);
   const timedOutAt = mtime(ctx.paths.timedOut);
+  const commandEndedAt = marker.kind === "code" ? mtime(ctx.paths.ended) : null;
   const output = [mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)];
   let remnants = false;
   if (pid === "absent" || pid === "reused") {
@@ -69,6 +70,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
     bootIdNow: ctx.bootIdNow,
     marker,
     timedOutAt,
+    commandEndedAt,
     pid,
     remnants,
     oomKills: memory?.oomKill ?? null,

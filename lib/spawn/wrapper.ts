@@ -65,6 +65,12 @@ import type { TaskCommand } from "../store/record.ts";
  *   print "Terminated" into the task's stderr (57 of 300 quick tasks, measured).
  * - A TERM to the wrapper only waits for the command, so a kill still leaves
  *   an exit marker when the command itself exits on TERM.
+ * - The moment the command ends, the wrapper makes `io/ended` (empty; its
+ *   file time dates the end), before it waits for the warden's last look,
+ *   which can take a tenth of a second: the marker's own time comes after
+ *   that. `true`, not `:`: a failed redirection on a special builtin would end
+ *   the shell; on a full disk the file is simply not made, and the marker's
+ *   time dates the end instead.
  */
 export const WRAPPER_SCRIPT = `enter=$1 deadline=$2 grace=$3 timedout=$4 trim=$5 maxout=$6 mode=$7
 shift 7
@@ -118,6 +124,7 @@ else
   "$@" 3>&-
 fi
 rc=$?
+{ true >"\${timedout%/*}/ended"; } 2>/dev/null
 if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd 2>/dev/null; fi
 printf '%-3s\n' "$rc" >&3
 exit "$rc"`;

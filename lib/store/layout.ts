@@ -188,6 +188,12 @@ export interface TaskPaths {
   exit: string;
   /** Touched by the wrapper's watchdog when it ended the task at its deadline. */
   timedOut: string;
+  /**
+   * Made (empty) by the wrapper the moment its command ended, before it waits
+   * for its watchdog and writes the exit code: its file time dates the end.
+   * Absent for wrappers before it, or where it could not be made.
+   */
+  ended: string;
 }
 
 /**
@@ -214,6 +220,7 @@ export function taskPaths(root: string, id: string): TaskPaths {
     stderr: `${io}/stderr`,
     exit: `${io}/exit`,
     timedOut: `${io}/timed-out`,
+    ended: `${io}/ended`,
   };
 }
 

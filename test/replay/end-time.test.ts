@@ -26,6 +26,13 @@ describe("endTime: what dates an end", () => {
     expect(endTime(record(), ev)).toEqual({ finishedAt: marker.writtenAt, finishedAtSource: "exit-marker", endedAfter: null });
   });
 
+  it("with an exit code, the moment the wrapper marked its command's end (io/ended), which comes before the code", () => {
+    const ended = "2026-11-30T10:01:59.900Z";
+    expect(endTime(record(), evidence({ marker, commandEndedAt: ended })).finishedAt).toBe(ended);
+    // A mark after the code is no mark of this end: the code's own time dates it.
+    expect(endTime(record(), evidence({ marker, commandEndedAt: "2026-11-30T10:02:00.500Z" })).finishedAt).toBe(marker.writtenAt);
+  });
+
   it("without an exit code, the watchdog's timed-out marker", () => {
     const ev = evidence({ timedOutAt: "2026-11-30T10:01:30.000Z", emptiedAt: "2026-11-30T10:01:32.000Z" });
     expect(endTime(record(), ev)).toEqual({ finishedAt: "2026-11-30T10:01:30.000Z", finishedAtSource: "timed-out-marker", endedAfter: null });
