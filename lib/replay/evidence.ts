@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { groupExists, waitUntil } from "../kill/process-group.ts";
 import { readExitMarkerNow } from "../observe/exit-marker.ts";
 import type { Placement } from "../placement/placement.ts";
@@ -49,7 +49,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   }
   const seen = sighted(record, pid, before, lookedAt, ctx.sightings);
   const timedOutAt = mtime(ctx.paths.timedOut);
-  const commandEndedAt = marker.kind === "code" ? mtime(ctx.paths.ended) : null;
+  const commandEndedAt = marker.kind === "code" ? fileTime(ctx.paths.ended) : null;
   const output = [mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)];
   let remnants = false;
   if (pid === "absent" || pid === "reused") {
@@ -128,6 +128,16 @@ function mtime(path: string, nonEmptyOnly = false): string | null {
     const info = statSync(path, { throwIfNoEntry: false });
     if (!info) return null;
     return nonEmptyOnly && info.size === 0 ? null : info.mtime.toISOString();
+  } catch {
+    return null;
+  }
+}
+
+/** The time of a regular file, never through a symlink; null when there is none. */
+function fileTime(path: string): string | null {
+  try {
+    const info = lstatSync(path, { throwIfNoEntry: false });
+    return info?.isFile() ? info.mtime.toISOString() : null;
   } catch {
     return null;
   }

@@ -70,7 +70,8 @@ import type { TaskCommand } from "../store/record.ts";
  *   which can take a tenth of a second: the marker's own time comes after
  *   that. `true`, not `:`: a failed redirection on a special builtin would end
  *   the shell; on a full disk the file is simply not made, and the marker's
- *   time dates the end instead.
+ *   time dates the end instead. Made with noclobber, so whatever already
+ *   stands at that name (a planted symlink) is never written through.
  */
 export const WRAPPER_SCRIPT = `enter=$1 deadline=$2 grace=$3 timedout=$4 trim=$5 maxout=$6 mode=$7
 shift 7
@@ -124,7 +125,7 @@ else
   "$@" 3>&-
 fi
 rc=$?
-{ true >"\${timedout%/*}/ended"; } 2>/dev/null
+{ set -C; true >"\${timedout%/*}/ended"; } 2>/dev/null; set +C
 if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd 2>/dev/null; fi
 printf '%-3s\n' "$rc" >&3
 exit "$rc"`;
