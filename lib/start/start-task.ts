@@ -3,6 +3,7 @@ import type { KeyedTasks } from "../generation/keyed-tasks.ts";
 import type { Placement } from "../placement/placement.ts";
 import { ptyPaths } from "../pty/holder.ts";
 import { awaitTerminal } from "../pty/task-terminal.ts";
+import { awaitCommandPid } from "../spawn/command-pid.ts";
 import { SpawnFailure, spawnPlaced } from "../spawn/spawn-placed.ts";
 import type { Incarnation } from "../store/incarnation.ts";
 import type { TaskRecord } from "../store/record.ts";
@@ -19,6 +20,12 @@ import type { CheckedRunSpec } from "./run-spec.ts";
  */
 const RESERVE_BASE_BYTES = 8192;
 const RESERVE_PER_TAIL_BYTE = 12;
+/**
+ * How long `run` waits for the wrapper to say the command's pid before it
+ * records the task without one. It comes within a fork of the wrapper's
+ * start; only a machine stalled for this long misses it.
+ */
+const COMMAND_PID_WITHIN_MS = 2_000;
 
 export interface TaskStarterOptions {
   table: TaskTable;
@@ -110,10 +117,14 @@ export class TaskStarter {
       if (key) keyed.failed(key.handle, error.error);
       throw error.error;
     }
+    // The user's command's own pid goes into the `running` record, so every reader (ps, inspect, a restart's
+    // adoption) has it from the first. The wrapper writes it within a fork of its start; a PTY task's comes
+    // with its terminal, which `run` waits for anyway.
+    const commandPid = await awaitCommandPid(placed.record, paths, spec.pty ? limits.ptyReadyMs : COMMAND_PID_WITHIN_MS);
     // `running` is written once, when the process is where it was promised: a supervisor killed before
     // that (with the process still in its cgroup, e.g. systemd-run not yet in its scope) leaves `starting`,
     // which replay reports as a spawn that did not complete, and startup cleanup stops what got through.
-    const record: TaskRecord = { ...placed.record, state: "running" };
+    const record: TaskRecord = { ...placed.record, ...(commandPid === null ? {} : { commandPid }), state: "running" };
     if (!table.claim(record)) {
       // Ended while it was being placed (a kill asked for meanwhile): the end stands, and settles the key.
       const ended = table.get(record.id)!;
