@@ -12,6 +12,7 @@ import type { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import type { TaskEnd } from "../end/terminal-record.ts";
 import { deadlineSecondsOf, newTaskRecord } from "./new-record.ts";
+import { checkProgram } from "./program-lookup.ts";
 import type { CheckedRunSpec } from "./run-spec.ts";
 
 /**
@@ -50,7 +51,8 @@ export interface TaskStarterOptions {
 }
 
 /**
- * Starts tasks: the key moves first, then the record is made (on disk before
+ * Starts tasks: an argv task's program is looked up (refused when it cannot
+ * run), then the key moves, then the record is made (on disk before
  * the process exists), the task spawned into its placement, and `running`
  * written once it is where it was promised. Runs under way are kept, so a
  * close lets them finish and a drain for a restart hands a placed task to
@@ -76,6 +78,9 @@ export class TaskStarter {
 
   private async startNow(spec: CheckedRunSpec): Promise<TaskRecord> {
     const { table, store, placement, keyed, limits } = this.o;
+    // A program that cannot run is refused at the door: nothing stored, and the key does not move, so a live
+    // task under it stays current. Looked up here, by whoever starts the task, with the task's own cwd and env.
+    if ("argv" in spec.command) checkProgram(spec.command.argv, { ...process.env, ...spec.env }, spec.cwd);
     // The key moves to the new generation before anything else happens, so a predecessor is stale from here on.
     const key = spec.key === null ? null : keyed.begin(spec.key);
     const starting = newTaskRecord(spec, {
