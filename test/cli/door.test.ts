@@ -196,10 +196,11 @@ describe("the record names the user's command's own pid (commandPid)", () => {
       expect(r.state, id).toBe("running");
       expect(cmdline(r.commandPid), id).toEqual(["sleep", "600"]);
     }
+    const seen = new Map(kinds.map(([id]) => [id, record(storage, id).commandPid]));
     for (const [id] of kinds) outlive(storage, "kill", id);
     for (const [id] of kinds) {
       const r = record(storage, id);
-      expect(r.state, id).toBe("killed");
+      expect(r, id).toMatchObject({ state: "killed", commandPid: seen.get(id) });
       expect(await waitUntil(() => cmdline(r.commandPid)?.[0] !== "sleep", 5_000), id).toBe(true);
     }
   });
