@@ -133,7 +133,7 @@ trap 'got_term=1' TERM
 (
   if [ -n "$cmdpid" ]; then read -r p _ </proc/self/stat; { echo "$p" > "$cmdpid"; } 2>/dev/null; fi
   if [ "$mode" = shell ]; then exec "$1" -c -- "$2"; fi
-  command -v "$1" >/dev/null 2>&1 || { echo "outlive: $1: not found" >&2; exit 127; }
+  command -v -- "$1" >/dev/null 2>&1 || { echo "outlive: $1: not found" >&2; exit 127; }
   exec "$@"
 ) 2>&4 3>&- 4>&-
 rc=$?
