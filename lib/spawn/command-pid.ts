@@ -5,6 +5,7 @@ import { ptyPaths } from "../pty/holder.ts";
 import { readPtyInfo } from "../pty/terminal.ts";
 import type { TaskPaths } from "../store/layout.ts";
 import type { TaskRecord } from "../store/record.ts";
+import { WRAPPER_NAME } from "./wrapper.ts";
 
 /**
  * The pid in an `io/command-pid` file's text, or null while it is not (yet)
@@ -62,16 +63,36 @@ export function readCommandPid(record: Pick<TaskRecord, "pty">, paths: TaskPaths
 }
 
 /**
- * Waits (bounded) until the command's pid is written or the task's wrapper
- * is gone, and returns it (null when it never came). The wrapper writes it
- * within a fork of its start; a PTY task's terminal takes longer (script,
- * setsid, its shell).
+ * Waits (bounded) until the command's pid is written and that process runs
+ * the command (it has `exec`ed: /proc shows the user's argv from then on), or
+ * the task's wrapper is gone, and returns the pid (null when it never came).
+ * The wrapper writes it within a fork of its start; a PTY task's terminal
+ * takes longer (script, setsid, its shell).
  */
 export async function awaitCommandPid(record: TaskRecord, paths: TaskPaths, timeoutMs: number): Promise<number | null> {
   const wrapperGone = () => {
     const live = inspectPid(record.pid!);
     return !live || live.startTime !== record.startTime;
   };
-  await waitUntil(() => readCommandPid(record, paths) !== null || wrapperGone(), timeoutMs, 2);
+  const ready = () => {
+    const pid = readCommandPid(record, paths);
+    return pid !== null && !beforeExec(pid);
+  };
+  await waitUntil(() => ready() || wrapperGone(), timeoutMs, 2);
   return readCommandPid(record, paths);
+}
+
+/**
+ * True while `pid` still runs outlive's own code on the way to the command:
+ * the wrapper's subshell (`$0` is WRAPPER_NAME) or a PTY terminal's first
+ * words (`t=$(tty) …`). False once it has `exec`ed, or is gone.
+ */
+function beforeExec(pid: number): boolean {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
+  } catch {
+    return false;
+  }
+  return argv[1] === "-c" && (argv[3] === WRAPPER_NAME || (argv[2] ?? "").startsWith("t=$(tty)"));
 }
