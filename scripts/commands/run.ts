@@ -22,9 +22,9 @@ its own environment plus --env.
   --shell-path PATH  the shell for --shell (default: bash where installed, else /bin/sh)
   --pty              run it on a terminal held inside its placement (see send, resize, attach)
   --cols C, --rows R that terminal's size (default 80 x 24)
+${SUPERVISOR_FLAGS_HELP}
 An argv command's program is looked up first (the task's PATH and cwd); when it cannot
-run, nothing is started or stored and run exits 127 (not found) or 126 (not executable).
-${SUPERVISOR_FLAGS_HELP}`;
+run, nothing is started or stored and run exits 127 (not found) or 126 (not executable).`;
 
 /** `run`'s exit codes for a program that cannot run (E_NOT_FOUND, E_NOT_EXECUTABLE). */
 export const PROGRAM_EXIT_CODES: Record<string, number | undefined> = { E_NOT_FOUND: 127, E_NOT_EXECUTABLE: 126 };
