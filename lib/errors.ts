@@ -10,6 +10,10 @@ export type OutliveErrorCode =
   | "E_NEWER_SCHEMA"
   | "E_PLACEMENT_UNAVAILABLE"
   | "E_SPAWN"
+  /** An argv task's program is not on the task's PATH, or its path does not exist (the CLI's `run` exits 127). */
+  | "E_NOT_FOUND"
+  /** An argv task's program exists but cannot be run: no execute permission, a directory (the CLI's `run` exits 126). */
+  | "E_NOT_EXECUTABLE"
   | "E_MEMORY_CAP_UNSUPPORTED"
   | "E_CLOSED"
   | "E_NOT_PTY"

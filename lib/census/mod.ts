@@ -66,6 +66,8 @@ export { serversFromTable, type SourceServers } from "./server-table.ts";
 export { checkServerSpec, DEFAULT_INTERPRETERS, type ServerSpec, type SpecCheck } from "./server-spec.ts";
 export { DEFAULT_MAX_CONFIG_BYTES } from "./config-file.ts";
 export { findOnPath, lookUpPath, type PathMatch } from "./program-path.ts";
+/** outlive's own processes in a task (wrapper, warden, PTY holder), named in one line. See {@link outliveProcess}'s example. */
+export { outliveProcess, outliveProcessTitle, type OutliveProcess, type ProcessShape } from "./outlive-process.ts";
 /** Which processes are servers, the servers' own, or real work. */
 export { argvRunsServer, classifyMembers, type ClassifiedMember, type CensusRole } from "./classify.ts";
 /** Retire or keep. See {@link mayRetireIdle}'s example. */

@@ -22,6 +22,8 @@ import type { PtySize } from "./size.ts";
  *   the holder and the closed master hangs up whatever was left.
  * - In the background, sh ignores INT and QUIT; `env --default-signal` gives
  *   the terminal's processes their defaults back, so Ctrl-C works in them.
+ * - A TERM that comes before the terminal is up (no `pty/info` yet) says
+ *   nothing: the shell's "cannot open" would land in the task's stderr.
  * - `wait` cut short by the trap is resumed: the holder exits with script's
  *   status, which `-e` makes the child's (128+N for a signal).
  */
@@ -31,7 +33,7 @@ mkdir -m 700 "$dir" 2>/dev/null
 [ -p "$fifo" ] || mkfifo -m 600 "$fifo" || exit 125
 ( exec setsid setpriv --pdeathsig KILL env --default-signal=INT,QUIT SHELL=/bin/sh script -qefc "$child" /dev/null ) 0<>"$fifo" &
 h=$!
-trap 'got=1; read p t < "$info" && kill -HUP "$p" 2>/dev/null' TERM
+trap 'got=1; { read p t < "$info"; } 2>/dev/null && kill -HUP "$p" 2>/dev/null' TERM
 while :; do
   got=; wait "$h"; rc=$?
   [ -n "$got" ] || break

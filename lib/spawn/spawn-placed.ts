@@ -76,6 +76,8 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
         graceMs: input.graceMs,
         timedOutFile: paths.timedOut,
         trim: maxBytes > 0 ? { script: TRIM_SCRIPT, maxBytes } : null,
+        // A PTY task's wrapper runs the holder; the command's own pid is its terminal's (`pty/info`).
+        commandPidFile: record.pty ? null : paths.commandPid,
       }),
     ];
     spawned = await spawnTask(argv, { cwd: record.cwd, env: { ...env, ...plan.env }, paths });

@@ -2,9 +2,26 @@ import type { TaskCommand } from "../store/record.ts";
 
 /**
  * The shell program every task runs in: `/bin/sh -c WRAPPER outlive-task
- * ENTER DEADLINE GRACE TIMED_OUT_FILE TRIM MAXOUT MODE CMD…`, where MODE is
- * `argv` (CMD… is the argv) or `shell` (CMD… is SHELL_PATH and the string).
+ * ENTER DEADLINE GRACE TIMED_OUT_FILE TRIM MAXOUT COMMAND_PID_FILE MODE CMD…`,
+ * where MODE is `argv` (CMD… is the argv) or `shell` (CMD… is SHELL_PATH and
+ * the string).
  *
+ * - The wrapper never writes into the task's output: its own stderr is
+ *   /dev/null from the first line, and the task's stderr is kept on fd 4 for
+ *   the command alone. So the shell's own reports (dash's `Terminated` when
+ *   the command dies of a signal, `outlive-task: 50: …` with a line number)
+ *   go nowhere. The command runs in a subshell whose redirections are made
+ *   after the fork: a simple command's `2>&4` would be made in the wrapper
+ *   itself while it waits, and its report would land in the task's stderr.
+ *   The only lines it writes there on purpose are outlive's own (`outlive:
+ *   …`, exit 125 or 127), for a task that could not start at all.
+ * - COMMAND_PID_FILE (empty for none): the subshell writes its own pid there
+ *   (from /proc/self/stat, a builtin `read`, no fork; one `echo`, so a reader
+ *   sees the whole line or nothing) and then `exec`s the command, so that pid
+ *   is the command's own (`commandPid` in the record). An argv task's program
+ *   was looked up before the spawn (lib/start/program-lookup.ts); if it is
+ *   gone by now the subshell says so in one line and exits 127, as a shell
+ *   would, but without a shell's line number.
  * - ENTER: a `cgroup.procs` file to move itself into before any user code
  *   runs (empty for none). Exit 125 if that fails, so a task never runs
  *   outside the cgroup it was promised.
@@ -73,10 +90,11 @@ import type { TaskCommand } from "../store/record.ts";
  *   time dates the end instead. Made with noclobber, so whatever already
  *   stands at that name (a planted symlink) is never written through.
  */
-export const WRAPPER_SCRIPT = `enter=$1 deadline=$2 grace=$3 timedout=$4 trim=$5 maxout=$6 mode=$7
-shift 7
+export const WRAPPER_SCRIPT = `enter=$1 deadline=$2 grace=$3 timedout=$4 trim=$5 maxout=$6 cmdpid=$7 mode=$8
+shift 8
+exec 4>&2 2>/dev/null
 if [ -n "$enter" ]; then
-  echo $$ > "$enter" || { echo "outlive: could not enter the task's cgroup ($enter)" >&2; exit 125; }
+  echo $$ > "$enter" || { echo "outlive: could not enter the task's cgroup ($enter)" >&4; exit 125; }
 fi
 wd=
 if [ "$deadline" -gt 0 ] || [ -n "$trim" ]; then
@@ -115,15 +133,16 @@ if [ "$deadline" -gt 0 ] || [ -n "$trim" ]; then
     read up _ </proc/uptime
     naps $(( \${up%.*}\${up#*.} + (\${grace%.*} * 1000 + 1\${grace#*.} - 991) / 10 + 1 ))
     kill -KILL -$$ 2>/dev/null
-  ) 3>&- </dev/null >/dev/null 2>&1 &
+  ) 3>&- 4>&- </dev/null >/dev/null 2>&1 &
   wd=$!
 fi
 trap 'got_term=1' TERM
-if [ "$mode" = shell ]; then
-  "$1" -c -- "$2" 3>&-
-else
-  "$@" 3>&-
-fi
+(
+  if [ -n "$cmdpid" ]; then read -r p _ </proc/self/stat; { echo "$p" > "$cmdpid"; } 2>/dev/null; fi
+  if [ "$mode" = shell ]; then exec "$1" -c -- "$2"; fi
+  command -v -- "$1" >/dev/null 2>&1 || { echo "outlive: $1: not found" >&2; exit 127; }
+  exec "$@"
+) 2>&4 3>&- 4>&-
 rc=$?
 { set -C; true >"\${timedout%/*}/ended"; } 2>/dev/null; set +C
 if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd 2>/dev/null; fi
@@ -143,6 +162,8 @@ export interface WrapperArgs {
   timedOutFile: string;
   /** The output trimmer and its bound per stream, or null to keep all output. */
   trim?: { script: string; maxBytes: number } | null;
+  /** Where the command's own pid is written before it runs (`io/command-pid`), or null for none. */
+  commandPidFile?: string | null;
 }
 
 /**
@@ -171,6 +192,7 @@ export function wrapperArgv(a: WrapperArgs): string[] {
     a.timedOutFile,
     a.trim?.script ?? "",
     String(a.trim?.maxBytes ?? 0),
+    a.commandPidFile ?? "",
     ...tail,
   ];
 }

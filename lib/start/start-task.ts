@@ -3,6 +3,7 @@ import type { KeyedTasks } from "../generation/keyed-tasks.ts";
 import type { Placement } from "../placement/placement.ts";
 import { ptyPaths } from "../pty/holder.ts";
 import { awaitTerminal } from "../pty/task-terminal.ts";
+import { awaitCommandPid } from "../spawn/command-pid.ts";
 import { SpawnFailure, spawnPlaced } from "../spawn/spawn-placed.ts";
 import type { Incarnation } from "../store/incarnation.ts";
 import type { TaskRecord } from "../store/record.ts";
@@ -11,6 +12,7 @@ import type { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import type { TaskEnd } from "../end/terminal-record.ts";
 import { deadlineSecondsOf, newTaskRecord } from "./new-record.ts";
+import { checkProgram } from "./program-lookup.ts";
 import type { CheckedRunSpec } from "./run-spec.ts";
 
 /**
@@ -19,6 +21,12 @@ import type { CheckedRunSpec } from "./run-spec.ts";
  */
 const RESERVE_BASE_BYTES = 8192;
 const RESERVE_PER_TAIL_BYTE = 12;
+/**
+ * How long `run` waits for the wrapper to say the command's pid before it
+ * records the task without one. It comes within a fork of the wrapper's
+ * start; only a machine stalled for this long misses it.
+ */
+const COMMAND_PID_WITHIN_MS = 2_000;
 
 export interface TaskStarterOptions {
   table: TaskTable;
@@ -43,7 +51,8 @@ export interface TaskStarterOptions {
 }
 
 /**
- * Starts tasks: the key moves first, then the record is made (on disk before
+ * Starts tasks: an argv task's program is looked up (refused when it cannot
+ * run), then the key moves, then the record is made (on disk before
  * the process exists), the task spawned into its placement, and `running`
  * written once it is where it was promised. Runs under way are kept, so a
  * close lets them finish and a drain for a restart hands a placed task to
@@ -69,6 +78,9 @@ export class TaskStarter {
 
   private async startNow(spec: CheckedRunSpec): Promise<TaskRecord> {
     const { table, store, placement, keyed, limits } = this.o;
+    // A program that cannot run is refused at the door: nothing stored, and the key does not move, so a live
+    // task under it stays current. Looked up here, by whoever starts the task, with the task's own cwd and env.
+    if ("argv" in spec.command) checkProgram(spec.command.argv, { ...process.env, ...spec.env }, spec.cwd);
     // The key moves to the new generation before anything else happens, so a predecessor is stale from here on.
     const key = spec.key === null ? null : keyed.begin(spec.key);
     const starting = newTaskRecord(spec, {
@@ -110,10 +122,14 @@ export class TaskStarter {
       if (key) keyed.failed(key.handle, error.error);
       throw error.error;
     }
+    // The user's command's own pid goes into the `running` record, so every reader (ps, inspect, a restart's
+    // adoption) has it from the first. The wrapper writes it within a fork of its start; a PTY task's comes
+    // with its terminal, which `run` waits for anyway.
+    const commandPid = await awaitCommandPid(placed.record, paths, spec.pty ? limits.ptyReadyMs : COMMAND_PID_WITHIN_MS);
     // `running` is written once, when the process is where it was promised: a supervisor killed before
     // that (with the process still in its cgroup, e.g. systemd-run not yet in its scope) leaves `starting`,
     // which replay reports as a spawn that did not complete, and startup cleanup stops what got through.
-    const record: TaskRecord = { ...placed.record, state: "running" };
+    const record: TaskRecord = { ...placed.record, ...(commandPid === null ? {} : { commandPid }), state: "running" };
     if (!table.claim(record)) {
       // Ended while it was being placed (a kill asked for meanwhile): the end stands, and settles the key.
       const ended = table.get(record.id)!;

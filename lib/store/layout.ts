@@ -28,6 +28,7 @@ import { join } from "node:path";
  *     io/stdout, io/stderr     the output; `STREAM.dropped` and `trim-failed` beside them (lib/output)
  *     io/exit                  the exit code, written by the wrapper through an inherited descriptor
  *     io/timed-out             touched by the watchdog at the deadline; `timed-out.reserved` holds its place
+ *     io/command-pid           the pid of the user's command itself, written by the wrapper just before its exec
  *     pty/in, pty/info         a PTY task's input FIFO and its terminal's `PID TTY` (lib/pty)
  *
  * A file replaced atomically has a hidden `.NAME.PID.TAG.tmp` beside it while it is written (atomic-write.ts).
@@ -194,6 +195,8 @@ export interface TaskPaths {
    * Absent for wrappers before it, or where it could not be made.
    */
   ended: string;
+  /** Written by the wrapper just before it `exec`s the command: the command's own pid (a PTY task's is in `pty/info`). */
+  commandPid: string;
 }
 
 /**
@@ -221,6 +224,7 @@ export function taskPaths(root: string, id: string): TaskPaths {
     exit: `${io}/exit`,
     timedOut: `${io}/timed-out`,
     ended: `${io}/ended`,
+    commandPid: `${io}/command-pid`,
   };
 }
 

@@ -49,6 +49,7 @@ const FIELDS: Record<string, Check> = {
   memoryMaxBytes: posIntOrNull,
   pid: posIntOrNull,
   pgid: posIntOrNull,
+  commandPid: (v) => v === undefined || (Number.isSafeInteger(v) && (v as number) > 0),
   startTime: (v) => v === null || (typeof v === "string" && /^\d+$/.test(v)),
   bootId: str,
   incarnation: str,

@@ -145,8 +145,16 @@ export interface TaskRecord {
   /** Whether the deadline came from the task's own timeout (true) or the default ceiling (false). */
   deadlineIsTimeout: boolean;
   memoryMaxBytes: number | null;
+  /** The wrapper's pid: the task's group leader (`pgid` too); the user's command runs under it. */
   pid: number | null;
   pgid: number | null;
+  /**
+   * The pid of the user's command itself (the `sleep` of `sleep 600`; a shell
+   * task's shell, or what it `exec`ed; a PTY task's terminal session leader),
+   * once seen. Absent in records made before it existed, and when the command
+   * never started.
+   */
+  commandPid?: number;
   /** Field 22 of /proc/<pid>/stat at spawn. */
   startTime: string | null;
   bootId: string;

@@ -3,6 +3,8 @@ import { parseArgs } from "node:util";
 import {
   classifyMembers,
   decideIdle,
+  outliveProcess,
+  outliveProcessTitle,
   readLaunchRecord,
   takeCensus,
   type CgroupChoice,
@@ -10,6 +12,7 @@ import {
   type IdleDecision,
   type LaunchInputs,
   type LaunchRecord,
+  type OutliveProcess,
 } from "../../lib/census/mod.ts";
 
 const USAGE = `Usage: outlive census PID [options]
@@ -125,15 +128,17 @@ export async function censusCommand(args: string[], io: CommandIO = defaultIO): 
     return 1;
   }
   const members = classifyMembers(result.census, record?.servers ?? []);
+  const ours = outliveProcesses(result.census.leader, members);
   if (values.json) {
     const { leader, groupTaken, sources } = result.census;
-    io.out(JSON.stringify({ ok: true, source: result.census.exactArgv ? "proc" : "ps", sources, leader, groupTaken, members: members.map(memberJson), launchRecord: record, decision }, null, 2) + "\n");
+    const json = { ...leader, ...withOutlive(ours, leader.pid) };
+    io.out(JSON.stringify({ ok: true, source: result.census.exactArgv ? "proc" : "ps", sources, leader: json, groupTaken, members: members.map((m) => memberJson(m, ours)), launchRecord: record, decision }, null, 2) + "\n");
     return 0;
   }
-  io.out(table(result.census.leader, members, result.census.groupTaken, record !== null));
+  io.out(table(result.census.leader, members, result.census.groupTaken, record !== null, ours));
   io.out(sourcesLine(result.census.sources) + "\n");
   if (record) for (const note of record.notes) io.out(`note: ${note.message} (${note.code})\n`);
-  if (decision) io.out(decisionLine(decision) + "\n");
+  if (decision) io.out(decisionLine(decision, ours) + "\n");
   return 0;
 }
 
@@ -142,12 +147,37 @@ function usage(io: CommandIO, message: string): number {
   return 2;
 }
 
-function memberJson(m: ClassifiedMember) {
-  const { pid, ppid, pgid, sid, state, argv, name } = m.process;
-  return { pid, ppid, pgid, sid, state, argv, name, why: m.why, role: m.role };
+type OutliveProcesses = Map<number, OutliveProcess>;
+
+/** outlive's own processes among those listed (wrapper, warden, PTY holder), by pid. */
+function outliveProcesses(leader: ClassifiedMember["process"], members: ClassifiedMember[]): OutliveProcesses {
+  const listed = [leader, ...members.map((m) => m.process)];
+  const byPid = new Map(listed.map((p) => [p.pid, p]));
+  const ours: OutliveProcesses = new Map();
+  for (const p of listed) {
+    const o = outliveProcess(p, byPid.get(p.ppid));
+    if (o) ours.set(p.pid, o);
+  }
+  return ours;
 }
 
-function table(leader: ClassifiedMember["process"], members: ClassifiedMember[], groupTaken: boolean, withRoles: boolean): string {
+/** `{ outlive: { role, taskId } }` for one of outlive's own processes; its argv stays whole beside it. */
+function withOutlive(ours: OutliveProcesses, pid: number) {
+  const o = ours.get(pid);
+  return o ? { outlive: o } : {};
+}
+
+function memberJson(m: ClassifiedMember, ours: OutliveProcesses) {
+  const { pid, ppid, pgid, sid, state, argv, name } = m.process;
+  return { pid, ppid, pgid, sid, state, argv, name, ...withOutlive(ours, pid), why: m.why, role: m.role };
+}
+
+function table(leader: ClassifiedMember["process"], members: ClassifiedMember[], groupTaken: boolean, withRoles: boolean, ours: OutliveProcesses): string {
+  // outlive's wrapper, warden and holder read as one short line, never as their script (several KB of shell).
+  const show = (p: ClassifiedMember["process"]) => {
+    const o = ours.get(p.pid);
+    return o ? outliveProcessTitle(o) : showArgv(p);
+  };
   const depth = new Map<number, number>([[leader.pid, 0]]);
   const lines = [`${"PID".padStart(7)} ${"PGID".padStart(7)} S  ${"WHY".padEnd(13)} ${withRoles ? "ROLE".padEnd(18) + " " : ""}ARGV`];
   const row = (pid: number, pgid: number, state: string, why: string, role: string, argv: string, level: number) =>
@@ -177,13 +207,13 @@ function roleText(m: ClassifiedMember): string {
   return "unclaimed";
 }
 
-function show(p: { argv: readonly string[]; name: string }): string {
+function showArgv(p: { argv: readonly string[]; name: string }): string {
   return p.argv.length === 0 ? `[${p.name}]` : p.argv.map((a) => (a === "" || /[\s"'\\$]/.test(a) ? JSON.stringify(a) : a)).join(" ");
 }
 
-function decisionLine(d: IdleDecision): string {
+function decisionLine(d: IdleDecision, ours: OutliveProcesses): string {
   if (d.verdict === "retire") return `decision: retire (${d.servers.length} MCP server${d.servers.length === 1 ? "" : "s"}, nothing else runs under it)`;
-  if (d.blocking) return `decision: keep: pid ${d.blocking.pid} runs ${show(d.blocking)} (${d.blocking.why})`;
+  if (d.blocking) return `decision: keep: pid ${d.blocking.pid} runs ${ours.has(d.blocking.pid) ? outliveProcessTitle(ours.get(d.blocking.pid)!) : showArgv(d.blocking)} (${d.blocking.why})`;
   return `decision: keep: ${d.reason.message} (${d.reason.code})`;
 }
 

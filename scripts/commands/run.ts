@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
-import type { TaskRecord } from "../../lib/mod.ts";
+import { OutliveError, type TaskRecord } from "../../lib/mod.ts";
 import { help, number, parseFlags } from "../cli/flags.ts";
 import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { reachStorage } from "../cli/reach.ts";
@@ -22,7 +22,12 @@ its own environment plus --env.
   --shell-path PATH  the shell for --shell (default: bash where installed, else /bin/sh)
   --pty              run it on a terminal held inside its placement (see send, resize, attach)
   --cols C, --rows R that terminal's size (default 80 x 24)
-${SUPERVISOR_FLAGS_HELP}`;
+${SUPERVISOR_FLAGS_HELP}
+An argv command's program is looked up first (the task's PATH and cwd); when it cannot
+run, nothing is started or stored and run exits 127 (not found) or 126 (not executable).`;
+
+/** `run`'s exit codes for a program that cannot run (E_NOT_FOUND, E_NOT_EXECUTABLE). */
+export const PROGRAM_EXIT_CODES: Record<string, number | undefined> = { E_NOT_FOUND: 127, E_NOT_EXECUTABLE: 126 };
 
 export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
@@ -66,10 +71,19 @@ export async function runCommand(args: string[]): Promise<number> {
     pty,
     ...(values.shell !== undefined ? { shell: values.shell, shellPath: values["shell-path"] } : { argv: positionals }),
   };
-  const record = await reachStorage(supervisorOptions(values), {
-    direct: (sup) => sup.run(spec),
-    viaHolder: { op: "run", args: spec, result: (r) => r as TaskRecord },
-  }, lockWaitMs(values));
+  let record;
+  try {
+    record = await reachStorage(supervisorOptions(values), {
+      direct: (sup) => sup.run(spec),
+      viaHolder: { op: "run", args: spec, result: (r) => r as TaskRecord },
+    }, lockWaitMs(values));
+  } catch (error) {
+    // A program that cannot run exits as `docker run` and the shell do: 127 not found, 126 found but not runnable.
+    const code = error instanceof OutliveError ? PROGRAM_EXIT_CODES[error.code] : undefined;
+    if (code === undefined) throw error;
+    console.error(`outlive run: ${(error as Error).message} [${(error as OutliveError).code}]`);
+    return code;
+  }
   console.log(values.json ? JSON.stringify(taskSummary(record)) : record.id);
   return 0;
 }

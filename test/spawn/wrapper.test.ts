@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { waitUntil } from "../../lib/kill/process-group.ts";
 import { readProcStat } from "../../lib/mod.ts";
 import { TRIM_SCRIPT } from "../../lib/output/mod.ts";
 import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
@@ -151,5 +152,42 @@ describe("the wrapper", () => {
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+/** The wrapper with its stderr and its exit marker (fd 3) caught, as the task's files would hold them. */
+function runCaught(argv: string[], onStart?: (pid: number) => void): Promise<{ code: number | null; stderr: string; marker: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { detached: true, stdio: ["ignore", "ignore", "pipe", "pipe"] });
+    let stderr = "";
+    let marker = "";
+    child.stderr!.on("data", (d) => (stderr += d));
+    (child.stdio[3] as NodeJS.ReadableStream).on("data", (d) => (marker += d));
+    child.once("error", reject);
+    child.once("spawn", () => onStart?.(child.pid!));
+    child.once("close", (code) => resolve({ code, stderr, marker }));
+  });
+}
+
+describe("the wrapper and the task's output", () => {
+  it("writes the command's own pid before it execs it, and nothing into stderr when the command dies of TERM", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "outlive-wrapper-"));
+    const pidFile = join(dir, "command-pid");
+    const argv = wrapperArgv({ command: { argv: ["sleep", "30"] }, enterCgroupProcs: null, deadlineSeconds: 86_000, graceMs: 100, timedOutFile: join(dir, "timed-out"), commandPidFile: pidFile });
+    let commandPid = 0;
+    const r = await runCaught(argv, async () => {
+      const cmd = () => { try { return readFileSync(`/proc/${Number(readFileSync(pidFile, "utf8"))}/cmdline`, "utf8"); } catch { return ""; } };
+      await waitUntil(() => cmd() === "sleep\u000030\u0000", 10_000, 5);
+      commandPid = Number(readFileSync(pidFile, "utf8"));
+      process.kill(commandPid, "SIGTERM");
+    });
+    expect(commandPid).toBeGreaterThan(0);
+    expect(r).toEqual({ code: 143, stderr: "", marker: "143\n" });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("says in one line of its own, with no line number, that a program vanished after the lookup (127)", async () => {
+    const argv = wrapperArgv({ command: { argv: ["/no/such/binary", "x"] }, enterCgroupProcs: null, deadlineSeconds: 0, graceMs: 100, timedOutFile: "/dev/null" });
+    expect(await runCaught(argv)).toEqual({ code: 127, stderr: "outlive: /no/such/binary: not found\n", marker: "127\n" });
   });
 });
