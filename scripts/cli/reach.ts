@@ -1,9 +1,12 @@
+import { checkStoragePath } from "./storage-path.ts";
 import { askHolder, type ControlOp, defaultStorageRoot, NO_HOLDER, OutliveError, Supervisor, type SupervisorOptions } from "../../lib/mod.ts";
 
 /** How a command does its work: as the storage's supervisor for a moment, or through the one that holds it. */
 export interface Reach<T> {
   direct: (sup: Supervisor) => Promise<T>;
   viaHolder: { op: ControlOp; args: Record<string, unknown>; result: (answer: unknown) => T };
+  /** Whether a missing storage is made (run); every other command refuses it and makes nothing. */
+  creates?: boolean;
 }
 
 /**
@@ -14,7 +17,7 @@ export interface Reach<T> {
  * instead of failing with E_STORAGE_LOCKED.
  */
 export async function reachStorage<T>(options: SupervisorOptions, reach: Reach<T>, lockWaitMs: number): Promise<T> {
-  const root = options.storage ?? defaultStorageRoot();
+  const root = checkStoragePath(options.storage ?? defaultStorageRoot(), { creates: reach.creates === true });
   const deadline = Date.now() + lockWaitMs;
   for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
     const answer = await askHolder(root, reach.viaHolder.op, reach.viaHolder.args).catch((error) => {
@@ -49,7 +52,7 @@ export async function reachStorage<T>(options: SupervisorOptions, reach: Reach<T
  * is thrown at once, for the caller to read the disk or go through it.
  */
 export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_000): Promise<Supervisor> {
-  const root = options.storage ?? defaultStorageRoot();
+  const root = checkStoragePath(options.storage ?? defaultStorageRoot(), { creates: false });
   const deadline = Date.now() + lockWaitMs;
   for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
     try {

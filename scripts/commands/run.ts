@@ -1,12 +1,12 @@
 import { isAbsolute, resolve } from "node:path";
 import type { TaskRecord } from "../../lib/mod.ts";
-import { help, number, parseFlags } from "../cli/flags.ts";
+import { help, number, parseFlags, seconds } from "../cli/flags.ts";
 import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { reachStorage } from "../cli/reach.ts";
 import { taskSummary } from "../cli/task-table.ts";
 import { UsageError } from "../cli/usage-error.ts";
 
-export const RUN_HELP = `usage: outlive run [--id ID] [--cwd DIR] [--env NAME=VALUE]… [--key KEY] [--timeout SECONDS] [--memory-max BYTES] [--max-output BYTES] [--pty [--cols C --rows R]] [--shell STRING [--shell-path PATH] | -- CMD ARG…]
+export const RUN_HELP = `usage: outlive run [--id ID] [--cwd DIR] [--env NAME=VALUE]… [--key KEY] [--timeout DURATION] [--memory-max BYTES] [--max-output BYTES] [--pty [--cols C --rows R]] [--shell STRING [--shell-path PATH] | -- CMD ARG…]
 
 Starts a task and prints its id once it runs. The task outlives this command. When a
 supervisor holds the storage, it starts the task (through its control channel), with
@@ -15,7 +15,7 @@ its own environment plus --env.
   --cwd DIR          directory the task runs in (default: this one)
   --env NAME=VALUE   set a variable for the task (repeatable; default: this environment only)
   --key KEY          one task per key: a live task under KEY is superseded (killed) (default: none)
-  --timeout SECONDS  end the task as timed_out after this long (default: the 24 h ceiling)
+  --timeout DURATION end the task as timed_out after this long: 90s, 15m, 2h, or seconds (default: the 24 h ceiling)
   --memory-max BYTES cap its memory (cgroup placements only)
   --max-output BYTES keep at most this much of stdout and of stderr on disk, dropping the oldest (0: all; default 33554432, 32 MiB)
   --shell STRING     run STRING with a shell (-c) instead of an argv
@@ -60,7 +60,7 @@ export async function runCommand(args: string[]): Promise<number> {
     key: values.key,
     cwd: values.cwd === undefined ? process.cwd() : isAbsolute(values.cwd) ? values.cwd : resolve(values.cwd),
     env,
-    timeoutSeconds: values.timeout === undefined ? undefined : number("--timeout", values.timeout),
+    timeoutSeconds: values.timeout === undefined ? undefined : seconds("--timeout", values.timeout),
     memoryMaxBytes: values["memory-max"] === undefined ? undefined : number("--memory-max", values["memory-max"]),
     maxOutputBytes: values["max-output"] === undefined ? undefined : number("--max-output", values["max-output"]),
     pty,
@@ -69,6 +69,7 @@ export async function runCommand(args: string[]): Promise<number> {
   const record = await reachStorage(supervisorOptions(values), {
     direct: (sup) => sup.run(spec),
     viaHolder: { op: "run", args: spec, result: (r) => r as TaskRecord },
+    creates: true,
   }, lockWaitMs(values));
   console.log(values.json ? JSON.stringify(taskSummary(record)) : record.id);
   return 0;
