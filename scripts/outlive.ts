@@ -4,6 +4,7 @@ import { printVersion } from "./cli/version.ts";
 import { sayDeprecated } from "./cli/deprecation.ts";
 import { UsageError } from "./cli/usage-error.ts";
 import { ACK_HELP, ackCommand } from "./commands/ack.ts";
+import { COMPLETION_HELP, completionCommand } from "./commands/completion.ts";
 import { INSPECT_HELP, inspectCommand } from "./commands/inspect.ts";
 import { KILL_HELP, killCommand } from "./commands/kill.ts";
 import { LOGS_HELP, logsCommand } from "./commands/logs.ts";
@@ -41,6 +42,7 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help:
   census: { run: censusCommand, help: "usage: outlive census PID [--json] [--cgroup auto|PATH|none] … (see outlive census --help)" },
   agent: { run: agentCommand, help: AGENT_HELP },
   scenario: { run: scenarioCommand, help: SCENARIO_HELP },
+  completion: { run: completionCommand, help: COMPLETION_HELP },
 };
 
 /** Old command names that still work for one release, each with the command that replaced it. */
@@ -70,7 +72,9 @@ commands:
   agent     run an agent (Claude Code, Codex, …) as a task with its launch record; retire it when idle
   scenario  run scenario files (yours, from any path) in a systemd container; list outlive's own
 
-outlive COMMAND --help for a command's options.`;
+  completion  print a shell completion script: bash, zsh, fish
+
+outlive COMMAND --help for a command's options; outlive --version for the version.`;
 
 /** Runs the CLI; returns the exit code (scripts/cli/exit-codes.ts: 2 for usage errors, 1 for failures, …). */
 export async function main(argv: string[]): Promise<number> {

@@ -51,8 +51,8 @@ export async function reachStorage<T>(options: SupervisorOptions, reach: Reach<T
  * channel lives long: waiting for it would be in vain, so its E_STORAGE_LOCKED
  * is thrown at once, for the caller to read the disk or go through it.
  */
-export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_000): Promise<Supervisor> {
-  const root = checkStoragePath(options.storage ?? defaultStorageRoot(), { creates: false });
+export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_000, { creates = false } = {}): Promise<Supervisor> {
+  const root = checkStoragePath(options.storage ?? defaultStorageRoot(), { creates });
   const deadline = Date.now() + lockWaitMs;
   for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
     try {
@@ -65,9 +65,13 @@ export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_00
   }
 }
 
-/** Opens a supervisor for the length of one command: it replays, `fn` runs, it closes and the tasks run on. */
-export async function withSupervisor<T>(options: SupervisorOptions, fn: (sup: Supervisor) => Promise<T>): Promise<T> {
-  const sup = await openWaiting(options);
+/**
+ * Opens a supervisor for the length of one command: it replays, `fn` runs,
+ * it closes and the tasks run on. Only a command that `creates` (one that
+ * starts a task) makes a missing storage.
+ */
+export async function withSupervisor<T>(options: SupervisorOptions, fn: (sup: Supervisor) => Promise<T>, { creates = false } = {}): Promise<T> {
+  const sup = await openWaiting(options, 30_000, { creates });
   try {
     return await fn(sup);
   } finally {
