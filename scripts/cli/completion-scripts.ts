@@ -1,4 +1,4 @@
-import { type CompletedFlag, COMPLETION } from "./completion-words.ts";
+import { allFlags, type CompletedCommand, type CompletedFlag, COMPLETION } from "./completion-words.ts";
 
 /** The shells `outlive completion` writes a script for. */
 export const SHELLS = ["bash", "zsh", "fish"] as const;
@@ -10,20 +10,32 @@ function words(flags: CompletedFlag[]): string {
   return flags.flatMap((f) => [`--${f.name}`, ...(f.short ? [`-${f.short}`] : [])]).join(" ");
 }
 
+function bashSubFlags(c: CompletedCommand): string {
+  const subs = Object.entries(c.subcommandFlags ?? {});
+  if (subs.length === 0) return "";
+  return `; case "\${COMP_WORDS[2]}" in ${subs.map(([sub, flags]) => `${sub}) flags="$flags ${words(flags)}" ;;`).join(" ")} esac`;
+}
+
+function zshSubFlags(c: CompletedCommand): string {
+  const subs = Object.entries(c.subcommandFlags ?? {});
+  if (subs.length === 0) return "";
+  return `; case $words[3] in ${subs.map(([sub, flags]) => `${sub}) flags+=(${zshWords(flags)}) ;;`).join(" ")} esac`;
+}
+
 function bash(): string {
   const commands = Object.keys(COMPLETION).join(" ");
   const perCommand = Object.entries(COMPLETION)
-    .map(([name, c]) => `    ${name}) flags="${words(c.flags)}"; subs="${(c.subcommands ?? []).join(" ")}" ;;`)
+    .map(([name, c]) => `    ${name}) flags="${words(c.flags)}"; subs="${(c.subcommands ?? []).join(" ")}"${bashSubFlags(c)} ;;`)
     .join("\n");
   // A flag's word list can differ between commands (--json is a file for scenario): the command decides first.
   const lists = Object.entries(COMPLETION).flatMap(([name, c]) =>
-    c.flags.filter((f) => Array.isArray(f.value)).map((f) => `    ${name}:--${f.name}) COMPREPLY=($(compgen -W "${(f.value as readonly string[]).join(" ")}" -- "$cur")); return ;;`)
+    allFlags(c).filter((f) => Array.isArray(f.value)).map((f) => `    ${name}:--${f.name}) COMPREPLY=($(compgen -W "${(f.value as readonly string[]).join(" ")}" -- "$cur")); return ;;`)
   );
   const paths = Object.entries(COMPLETION).flatMap(([name, c]) =>
-    c.flags.filter((f) => f.value === "dir" || f.value === "file").map((f) => `    ${name}:--${f.name}) COMPREPLY=($(compgen ${f.value === "dir" ? "-d" : "-f"} -- "$cur")); return ;;`)
+    allFlags(c).filter((f) => f.value === "dir" || f.value === "file").map((f) => `    ${name}:--${f.name}) COMPREPLY=($(compgen ${f.value === "dir" ? "-d" : "-f"} -- "$cur")); return ;;`)
   );
   const values = Object.entries(COMPLETION).flatMap(([name, c]) =>
-    c.flags.filter((f) => f.value === "value").map((f) => `${name}:--${f.name}`)
+    allFlags(c).filter((f) => f.value === "value").map((f) => `${name}:--${f.name}`)
   );
   return `# bash completion for outlive: source <(outlive completion bash)
 _outlive() {
@@ -67,10 +79,10 @@ function zshWords(flags: CompletedFlag[]): string {
 function zsh(): string {
   const commands = Object.entries(COMPLETION).map(([name, c]) => `    '${name}:${c.about.replace(/'/g, "")}'`).join("\n");
   const perCommand = Object.entries(COMPLETION)
-    .map(([name, c]) => `    ${name}) flags=(${zshWords(c.flags)}); subs=(${(c.subcommands ?? []).join(" ")}) ;;`)
+    .map(([name, c]) => `    ${name}) flags=(${zshWords(c.flags)}); subs=(${(c.subcommands ?? []).join(" ")})${zshSubFlags(c)} ;;`)
     .join("\n");
   const values = Object.entries(COMPLETION).flatMap(([name, c]) =>
-    c.flags.filter((f) => f.value !== undefined).map((f) => {
+    allFlags(c).filter((f) => f.value !== undefined).map((f) => {
       const v = f.value!;
       const action = Array.isArray(v) ? `compadd -- ${v.join(" ")}` : v === "dir" ? "_files -/" : v === "file" ? "_files" : ":";
       return `    ${name}:--${f.name}) ${action}; return ;;`;
@@ -115,10 +127,16 @@ function fish(): string {
   for (const [name, c] of Object.entries(COMPLETION)) {
     lines.push(`complete -c outlive -n "not __fish_seen_subcommand_from ${names.join(" ")}" -a ${name} -d '${c.about.replace(/'/g, "")}'`);
     for (const sub of c.subcommands ?? []) lines.push(`complete -c outlive -n "__fish_seen_subcommand_from ${name}; and not __fish_seen_subcommand_from ${(c.subcommands ?? []).join(" ")}" -a ${sub}`);
-    for (const f of c.flags) {
-      const v = f.value;
-      const takes = v === undefined ? "" : Array.isArray(v) ? ` -x -a '${v.join(" ")}'` : v === "dir" ? " -x -a '(__fish_complete_directories)'" : v === "file" ? " -r -F" : " -x";
-      lines.push(`complete -c outlive -n "__fish_seen_subcommand_from ${name}" -l ${f.name}${f.short ? ` -s ${f.short}` : ""}${takes}`);
+    const groups: Array<[string, CompletedFlag[]]> = [
+      [`__fish_seen_subcommand_from ${name}`, c.flags],
+      ...Object.entries(c.subcommandFlags ?? {}).map(([sub, flags]): [string, CompletedFlag[]] => [`__fish_seen_subcommand_from ${name}; and __fish_seen_subcommand_from ${sub}`, flags]),
+    ];
+    for (const [condition, flags] of groups) {
+      for (const f of flags) {
+        const v = f.value;
+        const takes = v === undefined ? "" : Array.isArray(v) ? ` -x -a '${v.join(" ")}'` : v === "dir" ? " -x -a '(__fish_complete_directories)'" : v === "file" ? " -r -F" : " -x";
+        lines.push(`complete -c outlive -n "${condition}" -l ${f.name}${f.short ? ` -s ${f.short}` : ""}${takes}`);
+      }
     }
   }
   lines.push(`complete -c outlive -n "not __fish_seen_subcommand_from ${names.join(" ")}" -l help -l version`);

@@ -13,6 +13,8 @@ export interface CompletedCommand {
   about: string;
   flags: CompletedFlag[];
   subcommands?: readonly string[];
+  /** The flags only a subcommand takes, on top of `flags`. */
+  subcommandFlags?: Record<string, CompletedFlag[]>;
 }
 
 const STORAGE_FLAGS: CompletedFlag[] = [
@@ -24,6 +26,11 @@ const STORAGE_FLAGS: CompletedFlag[] = [
   { name: "json" },
   { name: "help", short: "h" },
 ];
+
+/** A command's flags, its subcommands' among them. */
+export function allFlags(command: CompletedCommand): CompletedFlag[] {
+  return [...command.flags, ...Object.values(command.subcommandFlags ?? {}).flat()];
+}
 
 /**
  * Every command and flag the shells complete. A test runs each command's
@@ -95,15 +102,17 @@ export const COMPLETION: Record<string, CompletedCommand> = {
   agent: {
     about: "run an agent as a task with its launch record; retire it when idle",
     subcommands: ["run", "retire"],
-    flags: [
-      ...STORAGE_FLAGS,
-      { name: "agent", value: ["claude-code", "codex", "other"] },
-      { name: "server", value: "value" },
-      { name: "id", value: "value" },
-      { name: "key", value: "value" },
-      { name: "timeout", value: "value" },
-      { name: "dry-run" },
-    ],
+    flags: STORAGE_FLAGS,
+    subcommandFlags: {
+      run: [
+        { name: "agent", value: ["claude-code", "codex", "other"] },
+        { name: "server", value: "value" },
+        { name: "id", value: "value" },
+        { name: "key", value: "value" },
+        { name: "timeout", value: "value" },
+      ],
+      retire: [{ name: "dry-run" }],
+    },
   },
   scenario: {
     about: "run scenario files in a systemd container; list outlive's own",
