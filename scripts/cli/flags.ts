@@ -14,7 +14,7 @@ export function parseFlags<O extends Options>(
   args: string[],
   options: O,
   allowPositionals = true,
-): { values: { [K in keyof O]?: O[K]["type"] extends "boolean" ? boolean : string }; positionals: string[] } {
+): { values: { [K in keyof O]?: O[K]["type"] extends "boolean" ? boolean : O[K]["multiple"] extends true ? string[] : string }; positionals: string[] } {
   const joined = joinNegativeValues(args, options);
   try {
     return parseArgs({ args: joined, options, allowPositionals, strict: true }) as never;

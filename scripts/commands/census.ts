@@ -1,5 +1,5 @@
 import { readFileSync, readlinkSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { parseFlags } from "../cli/flags.ts";
 import {
   classifyMembers,
   decideIdle,
@@ -64,26 +64,21 @@ const defaultIO: CommandIO = {
 export async function censusCommand(args: string[], io: CommandIO = defaultIO): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        json: { type: "boolean" },
-        "start-time": { type: "string" },
-        cgroup: { type: "string" },
-        "mcp-config": { type: "string", multiple: true },
-        "strict-mcp-config": { type: "boolean" },
-        codex: { type: "boolean" },
-        cwd: { type: "string" },
-        adopted: { type: "boolean" },
-        "timeout-ms": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+    parsed = parseFlags(args, {
+      json: { type: "boolean" },
+      "start-time": { type: "string" },
+      cgroup: { type: "string" },
+      "mcp-config": { type: "string", multiple: true },
+      "strict-mcp-config": { type: "boolean" },
+      codex: { type: "boolean" },
+      cwd: { type: "string" },
+      adopted: { type: "boolean" },
+      "timeout-ms": { type: "string" },
+      help: { type: "boolean", short: "h" },
     });
   } catch (error) {
-    // parseArgs explains at length over several lines; the first sentence is the point.
-    return usage(io, String((error as Error).message).split("\n")[0].split(". To specify")[0]);
+    // usage() points to --help itself.
+    return usage(io, (error as Error).message.replace(/ \(see --help\)$/, ""));
   }
   const { values, positionals } = parsed;
   if (values.help) {
