@@ -56,8 +56,8 @@ commands:
   run       start a task (its id is printed once it runs)
   ps        list tasks and their true state
   inspect   print tasks' whole records
-  wait      wait until a task has ended
-  kill      end a task: TERM, grace, KILL, cgroup kill
+  wait      wait until tasks have ended
+  kill      end tasks: TERM, grace, KILL, cgroup kill
   logs      print a task's output
   ack       mark finished tasks' completions as received
   rm        remove finished tasks and quarantined records

@@ -23,15 +23,16 @@ once finished), KEY.
 ${SUPERVISOR_FLAGS_HELP}`;
 
 export async function psCommand(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {
+  const { values, positionals } = parseFlags(args, {
     ...SUPERVISOR_FLAGS,
     state: { type: "string", multiple: true },
     key: { type: "string" },
     all: { type: "boolean", short: "a" },
     quiet: { type: "boolean", short: "q" },
     "no-trunc": { type: "boolean" },
-  }, false);
+  });
   if (values.help) return help(PS_HELP);
+  if (positionals.length > 0) throw new UsageError(`ps takes no task ids, got ${JSON.stringify(positionals.join(" "))}; outlive inspect ID… shows tasks whole`);
   if (values.quiet && values.json) throw new UsageError("-q and --json: give one of them");
   const states = (values.state as unknown as string[] | undefined) ?? [];
   for (const s of states) {

@@ -92,8 +92,9 @@ describe("parser messages say the flag and what it takes", () => {
     expect(outlive("ps", "--state").err.trim()).toBe("outlive ps: --state takes a value, and none was given");
     expect(outlive("run", "--cwd", "--pty", "--", "true").err.trim()).toBe('outlive run: --cwd takes a value, got the flag "--pty" (write --cwd=--pty if that is the value)');
     expect(outlive("ps", "--json=yes").err.trim()).toBe("outlive ps: --json takes no value (it is on or off)");
-    expect(outlive("ps", "extra").err.trim()).toBe('outlive ps: takes no arguments, got "extra"');
-    for (const args of [["ps", "--state"], ["ps", "--json=yes"], ["ps", "extra"]]) expect(outlive(...args).code).toBe(2);
+    expect(outlive("prune", "extra").err.trim()).toBe('outlive prune: takes no arguments, got "extra"');
+    expect(outlive("ps", "t-1").err.trim()).toBe('outlive ps: ps takes no task ids, got "t-1"; outlive inspect ID… shows tasks whole');
+    for (const args of [["ps", "--state"], ["ps", "--json=yes"], ["prune", "extra"], ["ps", "t-1"]]) expect(outlive(...args).code).toBe(2);
   });
 });
 
