@@ -71,7 +71,6 @@ commands:
   census    what runs under a process, and may it be retired when idle
   agent     run an agent (Claude Code, Codex, …) as a task with its launch record; retire it when idle
   scenario  run scenario files (yours, from any path) in a systemd container; list outlive's own
-
   completion  print a shell completion script: bash, zsh, fish
 
 outlive COMMAND --help for a command's options; outlive --version for the version.`;
