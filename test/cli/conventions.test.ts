@@ -56,6 +56,9 @@ describe("one exit code per kind of failure, and --json errors", () => {
     expect(JSON.parse(usage.err)).toMatchObject({ error: { code: "E_USAGE", exitCode: 2, message: expect.stringContaining("--state takes one of") } });
     const badId = outlive("run", "--json", "--id", "../etc", "--", "true");
     expect(JSON.parse(badId.err)).toMatchObject({ error: { code: "E_BAD_ID", exitCode: 2 } });
+    const census = outliveCli(["census", "not-a-pid", "--json"]);
+    expect(census.code).toBe(2);
+    expect(JSON.parse(census.err)).toEqual({ error: { code: "E_USAGE", message: 'PID must be a positive integer, got "not-a-pid"', exitCode: 2 } });
     // A --json after `--` is the task's, not the command's.
     const plain = outlive("run", "--id", "../etc", "--", "echo", "--json");
     expect(plain.code).toBe(2);
