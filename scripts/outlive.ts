@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-import { OutliveError } from "../lib/mod.ts";
+import { reportError, wantsJson } from "./cli/exit-codes.ts";
+import { printVersion } from "./cli/version.ts";
 import { sayDeprecated } from "./cli/deprecation.ts";
 import { UsageError } from "./cli/usage-error.ts";
 import { ACK_HELP, ackCommand } from "./commands/ack.ts";
+import { COMPLETION_HELP, completionCommand } from "./commands/completion.ts";
+import { INSPECT_HELP, inspectCommand } from "./commands/inspect.ts";
 import { KILL_HELP, killCommand } from "./commands/kill.ts";
 import { LOGS_HELP, logsCommand } from "./commands/logs.ts";
 import { PROBE_HELP, probeCommand } from "./commands/probe.ts";
@@ -23,6 +26,7 @@ import { SCENARIO_HELP, scenarioCommand } from "./commands/scenario.ts";
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help: string }> = {
   run: { run: runCommand, help: RUN_HELP },
   ps: { run: psCommand, help: PS_HELP },
+  inspect: { run: inspectCommand, help: INSPECT_HELP },
   wait: { run: waitCommand, help: WAIT_HELP },
   kill: { run: killCommand, help: KILL_HELP },
   logs: { run: logsCommand, help: LOGS_HELP },
@@ -38,6 +42,7 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help:
   census: { run: censusCommand, help: "usage: outlive census PID [--json] [--cgroup auto|PATH|none] … (see outlive census --help)" },
   agent: { run: agentCommand, help: AGENT_HELP },
   scenario: { run: scenarioCommand, help: SCENARIO_HELP },
+  completion: { run: completionCommand, help: COMPLETION_HELP },
 };
 
 /** Old command names that still work for one release, each with the command that replaced it. */
@@ -50,8 +55,9 @@ Background commands that outlive a restart of their supervisor.
 commands:
   run       start a task (its id is printed once it runs)
   ps        list tasks and their true state
-  wait      wait until a task has ended
-  kill      end a task: TERM, grace, KILL, cgroup kill
+  inspect   print tasks' whole records
+  wait      wait until tasks have ended
+  kill      end tasks: TERM, grace, KILL, cgroup kill
   logs      print a task's output
   ack       mark finished tasks' completions as received
   rm        remove finished tasks and quarantined records
@@ -65,38 +71,27 @@ commands:
   census    what runs under a process, and may it be retired when idle
   agent     run an agent (Claude Code, Codex, …) as a task with its launch record; retire it when idle
   scenario  run scenario files (yours, from any path) in a systemd container; list outlive's own
+  completion  print a shell completion script: bash, zsh, fish
 
-outlive COMMAND --help for a command's options.`;
+outlive COMMAND --help for a command's options; outlive --version for the version.`;
 
-/** Runs the CLI; returns the exit code (2 for usage errors, 1 for failures). */
+/** Runs the CLI; returns the exit code (scripts/cli/exit-codes.ts: 2 for usage errors, 1 for failures, …). */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     console.log(HELP);
     return name === undefined ? 2 : 0;
   }
+  if (name === "--version" || name === "-V") return printVersion();
   const renamed = Object.hasOwn(DEPRECATED, name) ? DEPRECATED[name] : null;
   if (renamed) sayDeprecated("outlive", `outlive ${name}`, `outlive ${renamed}`);
-  const command = COMMANDS[renamed ?? name];
+  // An own property only: `outlive toString` is an unknown command, not Object.prototype's.
+  const command = Object.hasOwn(COMMANDS, renamed ?? name) ? COMMANDS[renamed ?? name] : undefined;
   try {
     if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}; see outlive --help`);
     return await command.run(rest);
   } catch (error) {
-    if (error instanceof UsageError) {
-      console.error(`${command ? `outlive ${name}` : "outlive"}: ${error.message}`);
-      return 2;
-    }
-    if (error instanceof OutliveError) {
-      console.error(`outlive ${name}: ${error.message} [${error.code}]`);
-      return error.code === "E_BAD_OPTION" || error.code === "E_BAD_ID" ? 2 : 1;
-    }
-    // A system call refused (EMFILE with too few descriptors, say): one line with the errno, not a stack.
-    const errno = (error as { code?: unknown }).code;
-    if (typeof errno === "string" && /^E[A-Z0-9]+$/.test(errno)) {
-      console.error(`outlive ${name}: ${(error as Error).message} [${errno}]`);
-      return 1;
-    }
-    throw error;
+    return reportError(command ? `outlive ${name}` : "outlive", error, wantsJson(rest));
   }
 }
 

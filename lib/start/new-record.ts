@@ -67,6 +67,8 @@ export function newTaskRecord(spec: CheckedRunSpec, ctx: NewRecordContext): Task
     acknowledgedAt: null,
     pty: spec.pty,
     maxOutputBytes: spec.maxOutputBytes ?? ctx.maxOutputBytes,
+    // Names only: a value may be a secret, and the record is read by anyone who may read the storage.
+    envNames: Object.keys(spec.env).sort(),
   };
 }
 

@@ -77,6 +77,7 @@ const FIELDS: Record<string, Check> = {
     const o = v as Record<string, unknown>;
     return [o.stdout, o.stderr].every((n) => Number.isSafeInteger(n) && (n as number) >= 0);
   },
+  envNames: (v) => v === undefined || (Array.isArray(v) && v.every((n) => typeof n === "string")),
 };
 
 /**

@@ -181,4 +181,6 @@ export interface TaskRecord {
    * is the offset a follower that read everything stops at. Absent before.
    */
   outputBytes?: { stdout: number; stderr: number } | null;
+  /** The names (never the values) of the variables the run set on top of the starter's environment, sorted. Absent before. */
+  envNames?: string[];
 }

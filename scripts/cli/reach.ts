@@ -1,9 +1,12 @@
+import { checkStoragePath } from "./storage-path.ts";
 import { askHolder, type ControlOp, defaultStorageRoot, NO_HOLDER, OutliveError, Supervisor, type SupervisorOptions } from "../../lib/mod.ts";
 
 /** How a command does its work: as the storage's supervisor for a moment, or through the one that holds it. */
 export interface Reach<T> {
   direct: (sup: Supervisor) => Promise<T>;
   viaHolder: { op: ControlOp; args: Record<string, unknown>; result: (answer: unknown) => T };
+  /** Whether a missing storage is made (run); every other command refuses it and makes nothing. */
+  creates?: boolean;
 }
 
 /**
@@ -14,7 +17,7 @@ export interface Reach<T> {
  * instead of failing with E_STORAGE_LOCKED.
  */
 export async function reachStorage<T>(options: SupervisorOptions, reach: Reach<T>, lockWaitMs: number): Promise<T> {
-  const root = options.storage ?? defaultStorageRoot();
+  const root = checkStoragePath(options.storage ?? defaultStorageRoot(), { creates: reach.creates === true });
   const deadline = Date.now() + lockWaitMs;
   for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
     const answer = await askHolder(root, reach.viaHolder.op, reach.viaHolder.args).catch((error) => {
@@ -48,8 +51,8 @@ export async function reachStorage<T>(options: SupervisorOptions, reach: Reach<T
  * channel lives long: waiting for it would be in vain, so its E_STORAGE_LOCKED
  * is thrown at once, for the caller to read the disk or go through it.
  */
-export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_000): Promise<Supervisor> {
-  const root = options.storage ?? defaultStorageRoot();
+export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_000, { creates = false } = {}): Promise<Supervisor> {
+  const root = checkStoragePath(options.storage ?? defaultStorageRoot(), { creates });
   const deadline = Date.now() + lockWaitMs;
   for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
     try {
@@ -62,9 +65,13 @@ export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_00
   }
 }
 
-/** Opens a supervisor for the length of one command: it replays, `fn` runs, it closes and the tasks run on. */
-export async function withSupervisor<T>(options: SupervisorOptions, fn: (sup: Supervisor) => Promise<T>): Promise<T> {
-  const sup = await openWaiting(options);
+/**
+ * Opens a supervisor for the length of one command: it replays, `fn` runs,
+ * it closes and the tasks run on. Only a command that `creates` (one that
+ * starts a task) makes a missing storage.
+ */
+export async function withSupervisor<T>(options: SupervisorOptions, fn: (sup: Supervisor) => Promise<T>, { creates = false } = {}): Promise<T> {
+  const sup = await openWaiting(options, 30_000, { creates });
   try {
     return await fn(sup);
   } finally {

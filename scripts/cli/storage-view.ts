@@ -9,6 +9,7 @@ import {
   type UnreadableTask,
 } from "../../lib/mod.ts";
 import { withSupervisor } from "./reach.ts";
+import { checkStoragePath } from "./storage-path.ts";
 
 export interface StorageView {
   records: TaskRecord[];
@@ -32,7 +33,7 @@ const READ_ONLY_ERRNOS = new Set(["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM"
  * replay then decides in memory and says what it could not store.
  */
 export async function viewStorage(options: SupervisorOptions): Promise<StorageView> {
-  const root = options.storage ?? defaultStorageRoot();
+  const root = checkStoragePath(options.storage ?? defaultStorageRoot(), { creates: false });
   const store = await TaskStore.open(root, { readOnly: true });
   let holder = await storageHolder(root);
   if (!holder) {

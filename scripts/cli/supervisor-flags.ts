@@ -1,6 +1,6 @@
 import type { ParseArgsConfig } from "node:util";
 import type { SupervisorOptions } from "../../lib/mod.ts";
-import { UsageError } from "./usage-error.ts";
+import { seconds } from "./flags.ts";
 
 /** Flags every command that touches a storage understands. */
 export const SUPERVISOR_FLAGS = {
@@ -17,7 +17,7 @@ export const SUPERVISOR_FLAGS_HELP = `  --storage DIR      task storage (default
   --mode MODE        daemon | standalone (default $OUTLIVE_MODE, else standalone)
   --placement NAME   auto | systemd-scope | cgroup-v2 | process-group (default auto)
   --prefix NAME      unit and cgroup name prefix (default outlive)
-  --lock-wait SECONDS  how long to wait for another command holding the storage (default 30)
+  --lock-wait DURATION  how long to wait for another command holding the storage: 90s, 2m, or seconds (default 30s)
   --json             print JSON`;
 
 /**
@@ -37,13 +37,8 @@ export function supervisorOptions(values: Record<string, unknown>): SupervisorOp
   };
 }
 
-/** `--lock-wait` in milliseconds (default 30 s). */
+/** `--lock-wait` in milliseconds (default 30 s); a duration such as `90s` or `2m`, or seconds. */
 export function lockWaitMs(values: Record<string, unknown>): number {
   const text = values["lock-wait"] as string | undefined;
-  if (text === undefined) return 30_000;
-  const seconds = Number(text);
-  if (text.trim() === "" || !Number.isFinite(seconds) || seconds < 0) {
-    throw new UsageError(`--lock-wait takes a number of seconds >= 0, got ${JSON.stringify(text)}`);
-  }
-  return seconds * 1000;
+  return text === undefined ? 30_000 : seconds("--lock-wait", text) * 1000;
 }

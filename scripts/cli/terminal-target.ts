@@ -1,6 +1,7 @@
 import { type PtyPaths, type TaskRecord, taskPaths, defaultStorageRoot, terminalOf } from "../../lib/mod.ts";
 import type { SupervisorOptions } from "../../lib/mod.ts";
 import { viewStorage } from "./storage-view.ts";
+import { noSuchTask } from "./no-such-task.ts";
 import { UsageError } from "./usage-error.ts";
 
 /**
@@ -13,7 +14,7 @@ export async function terminalTarget(options: SupervisorOptions, id: string): Pr
   if (!id) throw new UsageError("needs a task id");
   const view = await viewStorage(options);
   const record = view.records.find((r) => r.id === id);
-  if (!record) throw new UsageError(`no task ${JSON.stringify(id)} in this storage`);
+  if (!record) throw noSuchTask(id, options.storage ?? defaultStorageRoot());
   const task = taskPaths(options.storage ?? defaultStorageRoot(), id);
   return { record, paths: terminalOf(record, task.dir), io: task.io };
 }

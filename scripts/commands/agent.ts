@@ -1,11 +1,11 @@
 import { launchAgent, mayRetireAgent, retireIdleAgent, type AgentIdleDecision, type AgentKind } from "../../lib/mod.ts";
 import { sayDeprecated } from "../cli/deprecation.ts";
-import { help, number, parseFlags } from "../cli/flags.ts";
+import { help, parseFlags, seconds } from "../cli/flags.ts";
 import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { withSupervisor } from "../cli/reach.ts";
 import { UsageError } from "../cli/usage-error.ts";
 
-export const AGENT_HELP = `usage: outlive agent run [--agent claude-code|codex|other] [--server JSON]… [--id ID] [--key KEY] [--timeout SECONDS] -- CMD ARG…
+export const AGENT_HELP = `usage: outlive agent run [--agent claude-code|codex|other] [--server JSON]… [--id ID] [--key KEY] [--timeout DURATION] -- CMD ARG…
        outlive agent retire ID [--dry-run]
 
 An agent is an agent harness (Claude Code, Codex, an ACP agent) run as a task.
@@ -62,9 +62,9 @@ async function runAgent(args: string[]): Promise<number> {
       throw new UsageError(`--server takes a JSON object {"name","command","args"}, got ${JSON.stringify(text)}`);
     }
   });
-  const timeoutSeconds = values.timeout === undefined ? undefined : number("--timeout", values.timeout);
+  const timeoutSeconds = values.timeout === undefined ? undefined : seconds("--timeout", values.timeout);
   const launched = await withSupervisor(supervisorOptions(values), (sup) =>
-    launchAgent(sup, { agent, argv: positionals, servers: values.server ? servers : undefined, id: values.id, key: values.key, timeoutSeconds, cwd: process.cwd() }));
+    launchAgent(sup, { agent, argv: positionals, servers: values.server ? servers : undefined, id: values.id, key: values.key, timeoutSeconds, cwd: process.cwd() }), { creates: true });
   if (values.json) console.log(JSON.stringify({ id: launched.task.id, pid: launched.task.pid, launchRecord: launched.launchRecord }));
   else {
     console.log(launched.task.id);

@@ -1,5 +1,6 @@
 import { readFileSync, readlinkSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { EXIT, wantsJson } from "../cli/exit-codes.ts";
+import { parseFlags } from "../cli/flags.ts";
 import {
   classifyMembers,
   decideIdle,
@@ -67,45 +68,40 @@ const defaultIO: CommandIO = {
 export async function censusCommand(args: string[], io: CommandIO = defaultIO): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        json: { type: "boolean" },
-        "start-time": { type: "string" },
-        cgroup: { type: "string" },
-        "mcp-config": { type: "string", multiple: true },
-        "strict-mcp-config": { type: "boolean" },
-        codex: { type: "boolean" },
-        cwd: { type: "string" },
-        adopted: { type: "boolean" },
-        "timeout-ms": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+    parsed = parseFlags(args, {
+      json: { type: "boolean" },
+      "start-time": { type: "string" },
+      cgroup: { type: "string" },
+      "mcp-config": { type: "string", multiple: true },
+      "strict-mcp-config": { type: "boolean" },
+      codex: { type: "boolean" },
+      cwd: { type: "string" },
+      adopted: { type: "boolean" },
+      "timeout-ms": { type: "string" },
+      help: { type: "boolean", short: "h" },
     });
   } catch (error) {
-    // parseArgs explains at length over several lines; the first sentence is the point.
-    return usage(io, String((error as Error).message).split("\n")[0].split(". To specify")[0]);
+    // usage() points to --help itself.
+    return usage(io, args, (error as Error).message.replace(/ \(see --help\)$/, ""));
   }
   const { values, positionals } = parsed;
   if (values.help) {
     io.out(USAGE + "\n");
     return 0;
   }
-  if (positionals.length !== 1) return usage(io, `expected exactly one PID, got ${positionals.length}`);
+  if (positionals.length !== 1) return usage(io, args, `expected exactly one PID, got ${positionals.length}`);
   const pid = Number(positionals[0]);
-  if (!/^\d+$/.test(positionals[0]) || !Number.isSafeInteger(pid) || pid < 1) return usage(io, `PID must be a positive integer, got ${JSON.stringify(positionals[0])}`);
+  if (!/^\d+$/.test(positionals[0]) || !Number.isSafeInteger(pid) || pid < 1) return usage(io, args, `PID must be a positive integer, got ${JSON.stringify(positionals[0])}`);
   const startTime = values["start-time"];
-  if (startTime !== undefined && !/^\d+$/.test(startTime)) return usage(io, `--start-time must be clock ticks (digits), got ${JSON.stringify(startTime)}`);
+  if (startTime !== undefined && !/^\d+$/.test(startTime)) return usage(io, args, `--start-time must be clock ticks (digits), got ${JSON.stringify(startTime)}`);
   const cgroupValue = values.cgroup ?? "auto";
   if (cgroupValue !== "auto" && cgroupValue !== "none" && !cgroupValue.startsWith("/")) {
-    return usage(io, `--cgroup must be auto, none or an absolute cgroup path, got ${JSON.stringify(cgroupValue)}`);
+    return usage(io, args, `--cgroup must be auto, none or an absolute cgroup path, got ${JSON.stringify(cgroupValue)}`);
   }
   const cgroup: CgroupChoice = cgroupValue === "auto" || cgroupValue === "none" ? cgroupValue : { path: cgroupValue };
   const timeoutMs = values["timeout-ms"] === undefined ? 3_000 : Number(values["timeout-ms"]);
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) return usage(io, `--timeout-ms must be a non-negative number, got ${JSON.stringify(values["timeout-ms"])}`);
-  if (values.codex && (values["mcp-config"] || values["strict-mcp-config"])) return usage(io, "--codex cannot be combined with Claude Code's --mcp-config or --strict-mcp-config");
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) return usage(io, args, `--timeout-ms must be a non-negative number, got ${JSON.stringify(values["timeout-ms"])}`);
+  if (values.codex && (values["mcp-config"] || values["strict-mcp-config"])) return usage(io, args, "--codex cannot be combined with Claude Code's --mcp-config or --strict-mcp-config");
 
   const wantsDecision = Boolean(values.adopted || values.codex || values.cwd || values["mcp-config"] || values["strict-mcp-config"]);
   let record: LaunchRecord | null = null;
@@ -142,9 +138,12 @@ export async function censusCommand(args: string[], io: CommandIO = defaultIO): 
   return 0;
 }
 
-function usage(io: CommandIO, message: string): number {
-  io.err(`outlive census: ${message.replace(/\s+/g, " ")} (try --help)\n`);
-  return 2;
+/** A usage error, exit 2: one line, or with --json the one JSON object every command gives. */
+function usage(io: CommandIO, args: string[], message: string): number {
+  const text = message.replace(/\s+/g, " ");
+  if (wantsJson(args)) io.err(`${JSON.stringify({ error: { code: "E_USAGE", message: text, exitCode: EXIT.usage } })}\n`);
+  else io.err(`outlive census: ${text} (try --help)\n`);
+  return EXIT.usage;
 }
 
 type OutliveProcesses = Map<number, OutliveProcess>;

@@ -12,6 +12,7 @@ import {
 } from "../../lib/output/mod.ts";
 import { checkTaskId, defaultStorageRoot, inspectPid, isTerminal, OutliveError, parseRecord, type TaskPaths, taskPaths } from "../../lib/mod.ts";
 import { help, parseFlags } from "../cli/flags.ts";
+import { checkStoragePath } from "../cli/storage-path.ts";
 import { UsageError } from "../cli/usage-error.ts";
 
 export const LOGS_HELP = `usage: outlive logs ID [-f] [--tail N] [--from BYTES] [--stderr | --both] [--storage DIR] [--json]
@@ -42,7 +43,7 @@ export async function logsCommand(args: string[]): Promise<number> {
   if (values.stderr && values.both) throw new UsageError("--stderr and --both: give one of them");
   if (values.tail !== undefined && values.from !== undefined) throw new UsageError("--tail and --from: give one of them");
   const id = checkTaskId(positionals[0]);
-  const root = values.storage ?? defaultStorageRoot();
+  const root = checkStoragePath(values.storage ?? defaultStorageRoot(), { creates: false });
   const paths = taskPaths(root, id);
   if (!existsSync(paths.record)) throw new OutliveError("E_NO_TASK", `No task ${JSON.stringify(id)} in ${root}`);
   const stream: OutputStream | "both" = values.both ? "both" : values.stderr ? "stderr" : "stdout";

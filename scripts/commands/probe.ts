@@ -1,13 +1,13 @@
 import { choosePlacement, makePlacements } from "../../lib/mod.ts";
 import { help, parseFlags } from "../cli/flags.ts";
-import { SUPERVISOR_FLAGS_HELP } from "../cli/supervisor-flags.ts";
 import { formatTable } from "../cli/table.ts";
 
 export const PROBE_HELP = `usage: outlive probe [--prefix NAME] [--json]
 
 Says, for every placement, whether it works here and why (not), and what auto would choose
 in daemon and in standalone mode.
-${SUPERVISOR_FLAGS_HELP}`;
+  --prefix NAME   unit and cgroup name prefix (default outlive)
+  --json          print JSON`;
 
 export async function probeCommand(args: string[]): Promise<number> {
   const { values } = parseFlags(args, {

@@ -1,12 +1,12 @@
 import { isAbsolute, resolve } from "node:path";
-import { OutliveError, type TaskRecord } from "../../lib/mod.ts";
-import { help, number, parseFlags } from "../cli/flags.ts";
+import type { TaskRecord } from "../../lib/mod.ts";
+import { help, number, parseFlags, seconds } from "../cli/flags.ts";
 import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { reachStorage } from "../cli/reach.ts";
 import { taskSummary } from "../cli/task-table.ts";
 import { UsageError } from "../cli/usage-error.ts";
 
-export const RUN_HELP = `usage: outlive run [--id ID] [--cwd DIR] [--env NAME=VALUE]… [--key KEY] [--timeout SECONDS] [--memory-max BYTES] [--max-output BYTES] [--pty [--cols C --rows R]] [--shell STRING [--shell-path PATH] | -- CMD ARG…]
+export const RUN_HELP = `usage: outlive run [--id ID] [--cwd DIR] [--env NAME=VALUE]… [--key KEY] [--timeout DURATION] [--memory-max BYTES] [--max-output BYTES] [--pty [--cols C --rows R]] [--shell STRING [--shell-path PATH] | -- CMD ARG…]
 
 Starts a task and prints its id once it runs. The task outlives this command. When a
 supervisor holds the storage, it starts the task (through its control channel), with
@@ -15,7 +15,7 @@ its own environment plus --env.
   --cwd DIR          directory the task runs in (default: this one)
   --env NAME=VALUE   set a variable for the task (repeatable; default: this environment only)
   --key KEY          one task per key: a live task under KEY is superseded (killed) (default: none)
-  --timeout SECONDS  end the task as timed_out after this long (default: the 24 h ceiling)
+  --timeout DURATION end the task as timed_out after this long: 90s, 15m, 2h, or seconds (default: the 24 h ceiling)
   --memory-max BYTES cap its memory (cgroup placements only)
   --max-output BYTES keep at most this much of stdout and of stderr on disk, dropping the oldest (0: all; default 33554432, 32 MiB)
   --shell STRING     run STRING with a shell (-c) instead of an argv
@@ -25,9 +25,6 @@ its own environment plus --env.
 ${SUPERVISOR_FLAGS_HELP}
 An argv command's program is looked up first (the task's PATH and cwd); when it cannot
 run, nothing is started or stored and run exits 127 (not found) or 126 (not executable).`;
-
-/** `run`'s exit codes for a program that cannot run (E_NOT_FOUND, E_NOT_EXECUTABLE). */
-export const PROGRAM_EXIT_CODES: Record<string, number | undefined> = { E_NOT_FOUND: 127, E_NOT_EXECUTABLE: 126 };
 
 export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
@@ -65,25 +62,17 @@ export async function runCommand(args: string[]): Promise<number> {
     key: values.key,
     cwd: values.cwd === undefined ? process.cwd() : isAbsolute(values.cwd) ? values.cwd : resolve(values.cwd),
     env,
-    timeoutSeconds: values.timeout === undefined ? undefined : number("--timeout", values.timeout),
+    timeoutSeconds: values.timeout === undefined ? undefined : seconds("--timeout", values.timeout),
     memoryMaxBytes: values["memory-max"] === undefined ? undefined : number("--memory-max", values["memory-max"]),
     maxOutputBytes: values["max-output"] === undefined ? undefined : number("--max-output", values["max-output"]),
     pty,
     ...(values.shell !== undefined ? { shell: values.shell, shellPath: values["shell-path"] } : { argv: positionals }),
   };
-  let record;
-  try {
-    record = await reachStorage(supervisorOptions(values), {
-      direct: (sup) => sup.run(spec),
-      viaHolder: { op: "run", args: spec, result: (r) => r as TaskRecord },
-    }, lockWaitMs(values));
-  } catch (error) {
-    // A program that cannot run exits as `docker run` and the shell do: 127 not found, 126 found but not runnable.
-    const code = error instanceof OutliveError ? PROGRAM_EXIT_CODES[error.code] : undefined;
-    if (code === undefined) throw error;
-    console.error(`outlive run: ${(error as Error).message} [${(error as OutliveError).code}]`);
-    return code;
-  }
+  const record = await reachStorage(supervisorOptions(values), {
+    direct: (sup) => sup.run(spec),
+    viaHolder: { op: "run", args: spec, result: (r) => r as TaskRecord },
+    creates: true,
+  }, lockWaitMs(values));
   console.log(values.json ? JSON.stringify(taskSummary(record)) : record.id);
   return 0;
 }

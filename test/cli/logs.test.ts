@@ -111,7 +111,7 @@ describe("outlive logs", () => {
       [["--tail", "x"], /--tail takes a non-negative whole number of lines, got "x"/],
       [["--stderr", "--both"], /--stderr and --both/],
       [["--tail", "2", "--from", "3"], /--tail and --from/],
-      [["--stream", "stdin"], /Unknown option '--stream'/],
+      [["--stream", "stdin"], /unknown flag --stream; this command takes --storage VALUE, --follow/],
     ];
     for (const [flags, message] of cases) {
       const r = outlive("logs", task.id, ...flags);

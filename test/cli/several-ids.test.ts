@@ -1,0 +1,72 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { outliveCli, tempDir } from "../support/cli";
+
+const temp = tempDir("outlive-ids-");
+const storage = join(temp.dir, "storage");
+const outlive = (...args: string[]) => outliveCli([args[0], "--storage", storage, ...args.slice(1)]);
+afterAll(() => {
+  outlive("stop-all");
+  temp.remove();
+});
+
+/** Whether `pid` still runs: a zombie waiting for its reaper (this host's init is slow at it) has ended. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+describe("commands that take several ids", () => {
+  it("kill ID… kills each; an unknown one is said and exits 1 while the others are still killed", () => {
+    for (const id of ["k1", "k2"]) expect(outlive("run", "--id", id, "--", "sleep", "300").code).toBe(0);
+    const pids = ["k1", "k2"].map((id) => JSON.parse(outlive("inspect", id, "--json").out).pid as number);
+    const r = outlive("kill", "k1", "nosuch", "k2", "--json", "--grace", "500");
+    expect(r.code).toBe(1);
+    const lines = r.out.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.task.id, l.task.state])).toEqual([["k1", "killed"], ["k2", "killed"]]);
+    expect(JSON.parse(r.err)).toMatchObject({ error: { code: "E_NO_TASK", exitCode: 1 } });
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  });
+
+  it("wait ID… exits with the first status that is not 0, in the order given", () => {
+    expect(outlive("run", "--id", "ok", "--", "true").code).toBe(0);
+    expect(outlive("run", "--id", "three", "--", "sh", "-c", "exit 3").code).toBe(0);
+    expect(outlive("run", "--id", "five", "--", "sh", "-c", "exit 5").code).toBe(0);
+    const both = outlive("wait", "ok", "three", "five", "--json");
+    expect(both.code).toBe(3);
+    expect(both.out.trim().split("\n").map((l) => JSON.parse(l).exitCode)).toEqual([0, 3, 5]);
+    expect(outlive("wait", "five", "three").code).toBe(5);
+    expect(outlive("wait", "ok", "ok").code).toBe(0);
+    // A killed task ended without an exit code of its own: 125, as for one id.
+    expect(outlive("wait", "ok", "k1").code).toBe(125);
+    const unknown = outlive("wait", "ok", "nosuch");
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('No task "nosuch"');
+  });
+
+  it("wait --timeout is one deadline for all: a task still running then gives 124", () => {
+    expect(outlive("run", "--id", "slow", "--", "sleep", "300").code).toBe(0);
+    const r = outlive("wait", "ok", "slow", "--timeout", "1s", "--json");
+    expect(r.code).toBe(124);
+    expect(r.out.trim().split("\n").map((l) => JSON.parse(l).state)).toEqual(["exited", "running"]);
+  });
+
+  it("rm -f kills the live ones, then removes them all", () => {
+    const pid = JSON.parse(outlive("inspect", "slow", "--json").out).pid as number;
+    expect(outlive("rm", "slow").code).toBe(1);
+    expect(alive(pid)).toBe(true);
+    const r = outlive("rm", "-f", "slow", "ok", "--json");
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out).removed.sort()).toEqual(["ok", "slow"]);
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(join(storage, "tasks", "slow"))).toBe(false);
+    const none = outlive("rm", "-f", "nosuch");
+    expect(none.code).toBe(1);
+    expect(none.err).toContain("nosuch");
+  });
+});

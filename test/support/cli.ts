@@ -1,0 +1,25 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** The built CLI, run as a user runs it: its own node process, the default shell's environment. */
+export const CLI = join(__dirname, "..", "..", "dist", "scripts", "outlive.js");
+
+export interface CliResult {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/** Runs `outlive ARGS…` in a separate process and returns its exit code and output. */
+export function outliveCli(args: string[], env: NodeJS.ProcessEnv = process.env): CliResult {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 60_000, env });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** A temp directory for one test file, and its removal. */
+export function tempDir(prefix: string): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
