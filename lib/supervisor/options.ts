@@ -65,7 +65,11 @@ export interface SupervisorOptions {
    * (`replayReport.unstored`). For views of a full or read-only storage.
    */
   readOnly?: boolean;
-  /** Where one-line notices go (placement choice, refusals). Default: stderr. */
+  /**
+   * Where one-line notices go (placement choice, refusals, failed background
+   * prunes). Default: nowhere; a library is quiet unless asked, e.g.
+   * `log: (line) => console.error("outlive: " + line)`.
+   */
   log?: (line: string) => void;
   /** Placement implementations to use instead of the built-in ones (tests, a daemon-owned cgroup). */
   placements?: Partial<Record<PlacementName, Placement>>;
@@ -89,6 +93,9 @@ export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | 
 };
 
 /** Checks every option once, at the door, with an error naming the option, the value and its type. */
+/** The default `log`: says nothing. */
+const quiet = (_line: string): void => {};
+
 export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
   const bad = (name: string, expected: string, value: unknown) =>
     new OutliveError("E_BAD_OPTION", `Expected the \`${name}\` option to be ${expected}, got ${describeValue(value)}`);
@@ -138,7 +145,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     cgroupBase: o.cgroupBase,
     shellPath,
     readOnly: o.readOnly ?? false,
-    log: o.log ?? ((line: string) => process.stderr.write(`outlive: ${line}\n`)),
+    log: o.log ?? quiet,
     placements: o.placements ?? {},
     retention: normalizeRetention(o.retention),
     control: o.control ?? true,
