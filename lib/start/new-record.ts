@@ -67,6 +67,7 @@ export function newTaskRecord(spec: CheckedRunSpec, ctx: NewRecordContext): Task
     acknowledgedAt: null,
     pty: spec.pty,
     maxOutputBytes: spec.maxOutputBytes ?? ctx.maxOutputBytes,
+    ...(spec.origin ? { origin: spec.origin } : {}),
   };
 }
 
