@@ -83,7 +83,8 @@ export async function main(argv: string[]): Promise<number> {
     // A system call refused (EMFILE with too few descriptors, say): one line with the errno, not a stack.
     const errno = (error as { code?: unknown }).code;
     if (typeof errno === "string" && /^E[A-Z0-9]+$/.test(errno)) {
-      console.error(`outlive ${name}: ${(error as Error).message} [${errno}]`);
+      const hint = errno === "EMFILE" || errno === "ENFILE" ? "; raise the open-file limit (ulimit -n)" : "";
+      console.error(`outlive ${name}: ${(error as Error).message} [${errno}]${hint}`);
       return 1;
     }
     throw error;
