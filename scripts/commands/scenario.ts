@@ -6,6 +6,7 @@ import { planFiles, unreadableBinds } from "../../harness/host/file-plan.ts";
 import type { ScenarioResult } from "../../harness/host/run-in.ts";
 import { loadScenarioFile } from "../../harness/shared/load-file.ts";
 import { MissingDependencyError } from "../../harness/shared/ts/register.ts";
+import { formatTable } from "../../harness/shared/table.ts";
 import { isScenarioName, loadScenario, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../../harness/shared/registry.ts";
 import { EXIT_CODES } from "../../harness/shared/report.ts";
 import { formatSummary, type RunTarget, runSuites, summaryJson, SYSTEMD_SUITES } from "../../harness/host/run-suites.ts";
@@ -144,10 +145,12 @@ function findDeno(files: string[], root: string): string {
 }
 
 async function listScenarios(): Promise<number> {
+  const rows: string[][] = [];
   for (const name of [...SCENARIO_NAMES, ...ON_DEMAND_NAMES]) {
     const s = await loadScenario(name);
     const onDemand = (ON_DEMAND_NAMES as readonly string[]).includes(name) ? " (by name only)" : "";
-    console.log(`${name.padEnd(22)} ${s.summary}${onDemand}`);
+    rows.push([name, `${s.summary}${onDemand}`]);
   }
+  console.log(formatTable(rows));
   return 0;
 }
