@@ -43,9 +43,9 @@ commands:
   wait      wait until a task has ended
   kill      end a task: TERM, grace, KILL, cgroup kill
   logs      print a task's output
-  ack       mark finished tasks' completions as received
+  ack       mark finished tasks' completions as received (--all: those started from the CLI)
   rm        remove finished tasks and quarantined records
-  prune     remove acknowledged finished tasks, oldest first
+  prune     remove finished tasks no one waits on (acknowledged, or started from the CLI)
   replay    replay the storage now and print what was found
   stop-all  end every task of the storage
   probe     which placements work here, and why
