@@ -3,46 +3,34 @@ import { reportError, wantsJson } from "./cli/exit-codes.ts";
 import { printVersion } from "./cli/version.ts";
 import { sayDeprecated } from "./cli/deprecation.ts";
 import { UsageError } from "./cli/usage-error.ts";
-import { ACK_HELP, ackCommand } from "./commands/ack.ts";
-import { COMPLETION_HELP, completionCommand } from "./commands/completion.ts";
-import { INSPECT_HELP, inspectCommand } from "./commands/inspect.ts";
-import { KILL_HELP, killCommand } from "./commands/kill.ts";
-import { LOGS_HELP, logsCommand } from "./commands/logs.ts";
-import { PROBE_HELP, probeCommand } from "./commands/probe.ts";
-import { PRUNE_HELP, pruneCommand } from "./commands/prune.ts";
-import { PS_HELP, psCommand } from "./commands/ps.ts";
-import { REPLAY_HELP, replayCommand } from "./commands/replay.ts";
-import { RM_HELP, rmCommand } from "./commands/rm.ts";
-import { RUN_HELP, runCommand } from "./commands/run.ts";
-import { STOP_ALL_HELP, stopAllCommand } from "./commands/stop-all.ts";
-import { WAIT_HELP, waitCommand } from "./commands/wait.ts";
-import { censusCommand } from "./commands/census.ts";
-import { AGENT_HELP, agentCommand } from "./commands/agent.ts";
-import { ATTACH_HELP, attachCommand } from "./commands/attach.ts";
-import { RESIZE_HELP, resizeCommand } from "./commands/resize.ts";
-import { SEND_HELP, sendCommand } from "./commands/send.ts";
-import { SCENARIO_HELP, scenarioCommand } from "./commands/scenario.ts";
 
-const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help: string }> = {
-  run: { run: runCommand, help: RUN_HELP },
-  ps: { run: psCommand, help: PS_HELP },
-  inspect: { run: inspectCommand, help: INSPECT_HELP },
-  wait: { run: waitCommand, help: WAIT_HELP },
-  kill: { run: killCommand, help: KILL_HELP },
-  logs: { run: logsCommand, help: LOGS_HELP },
-  ack: { run: ackCommand, help: ACK_HELP },
-  rm: { run: rmCommand, help: RM_HELP },
-  prune: { run: pruneCommand, help: PRUNE_HELP },
-  replay: { run: replayCommand, help: REPLAY_HELP },
-  "stop-all": { run: stopAllCommand, help: STOP_ALL_HELP },
-  probe: { run: probeCommand, help: PROBE_HELP },
-  send: { run: sendCommand, help: SEND_HELP },
-  resize: { run: resizeCommand, help: RESIZE_HELP },
-  attach: { run: attachCommand, help: ATTACH_HELP },
-  census: { run: censusCommand, help: "usage: outlive census PID [--json] [--cgroup auto|PATH|none] … (see outlive census --help)" },
-  agent: { run: agentCommand, help: AGENT_HELP },
-  scenario: { run: scenarioCommand, help: SCENARIO_HELP },
-  completion: { run: completionCommand, help: COMPLETION_HELP },
+type CommandRun = (args: string[]) => Promise<number>;
+
+/**
+ * Each command's module, loaded only when that command runs: `outlive --help`
+ * and `outlive ps` must not pay for the scenario runner, the census or a
+ * compiler. A new command is one line here and one in HELP.
+ */
+const COMMANDS: Record<string, () => Promise<CommandRun>> = {
+  run: async () => (await import("./commands/run.ts")).runCommand,
+  ps: async () => (await import("./commands/ps.ts")).psCommand,
+  inspect: async () => (await import("./commands/inspect.ts")).inspectCommand,
+  wait: async () => (await import("./commands/wait.ts")).waitCommand,
+  kill: async () => (await import("./commands/kill.ts")).killCommand,
+  logs: async () => (await import("./commands/logs.ts")).logsCommand,
+  ack: async () => (await import("./commands/ack.ts")).ackCommand,
+  rm: async () => (await import("./commands/rm.ts")).rmCommand,
+  prune: async () => (await import("./commands/prune.ts")).pruneCommand,
+  replay: async () => (await import("./commands/replay.ts")).replayCommand,
+  "stop-all": async () => (await import("./commands/stop-all.ts")).stopAllCommand,
+  probe: async () => (await import("./commands/probe.ts")).probeCommand,
+  send: async () => (await import("./commands/send.ts")).sendCommand,
+  resize: async () => (await import("./commands/resize.ts")).resizeCommand,
+  attach: async () => (await import("./commands/attach.ts")).attachCommand,
+  census: async () => (await import("./commands/census.ts")).censusCommand,
+  agent: async () => (await import("./commands/agent.ts")).agentCommand,
+  scenario: async () => (await import("./commands/scenario.ts")).scenarioCommand,
+  completion: async () => (await import("./commands/completion.ts")).completionCommand,
 };
 
 /** Old command names that still work for one release, each with the command that replaced it. */
@@ -59,9 +47,9 @@ commands:
   wait      wait until tasks have ended
   kill      end tasks: TERM, grace, KILL, cgroup kill
   logs      print a task's output
-  ack       mark finished tasks' completions as received
+  ack       mark finished tasks' completions as received (--all: those started from the CLI)
   rm        remove finished tasks and quarantined records
-  prune     remove acknowledged finished tasks, oldest first
+  prune     remove finished tasks no one waits on (acknowledged, or started from the CLI)
   replay    replay the storage now and print what was found
   stop-all  end every task of the storage
   probe     which placements work here, and why
@@ -89,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
   const command = Object.hasOwn(COMMANDS, renamed ?? name) ? COMMANDS[renamed ?? name] : undefined;
   try {
     if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}; see outlive --help`);
-    return await command.run(rest);
+    return await (await command())(rest);
   } catch (error) {
     return reportError(command ? `outlive ${name}` : "outlive", error, wantsJson(rest));
   }

@@ -30,8 +30,10 @@ export function soakScenario(name: string, restarts: number, timeoutMs: number):
           `(${JSON.stringify(report.faults)}), ${report.tasksRun} tasks, outcomes ${JSON.stringify(report.outcomes)}, ` +
           `by kind ${JSON.stringify(report.outcomesByKind)}, ${report.completionsDelivered} completions delivered`,
       );
-      const { modules, faultMarks, ...rest } = report;
+      const { modules, faultMarks, deliveredIds, ...rest } = report;
       ctx.fact("soak", { ...rest, violations: report.violations.slice(0, 20) });
+      // Its deliveries, per task, in the report's tasks and on the timeline's lanes (the soak's simulator is no ctx.daemon()).
+      for (const id of deliveredIds) ctx.deliveries.push({ storage: ctx.storage, id });
       // The soak's own simulator, on the timeline like a scenario daemon's: a band per module, a mark per fault.
       for (const m of modules) ctx.incarnations.push({ daemon: "soak", runtime: "node", end: m.endedAt ? "ended by the next fault" : null, ...m });
       for (const f of faultMarks) {

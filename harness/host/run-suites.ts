@@ -1,5 +1,6 @@
 import { bootContainer, cannotRunHereReason, type ContainerHandle, type ContainerOptions, describeFailure, ENGINES, type Suite } from "./container/mod.ts";
 import { type RunInOptions, runScenarioIn, type ScenarioResult } from "./run-in.ts";
+import { formatTable } from "../shared/table.ts";
 
 /** systemd versions the harness ships against, and the Debian suite that has each. */
 export const SYSTEMD_SUITES: Record<string, Suite> = { "252": "bookworm", "257": "trixie" };
@@ -83,15 +84,16 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
 
 /** The summary table, one line per scenario and suite, then the counts. */
 export function formatSummary(results: ScenarioResult[]): string {
-  const lines = [`${"scenario".padEnd(22)} ${"suite".padEnd(9)} ${"systemd".padEnd(8)} ${"verdict".padEnd(10)} ${"time".padStart(7)}  why`];
+  // Each column as wide as its widest cell: a long scenario name (27 characters and more) keeps the rest aligned.
+  const rows = [["scenario", "suite", "systemd", "verdict", "time", "why"]];
   for (const r of results) {
-    lines.push(
-      `${r.name.padEnd(22)} ${r.suite.padEnd(9)} ${String(r.systemd ?? "-").padEnd(8)} ${r.verdict.padEnd(10)} ${`${(r.durationMs / 1000).toFixed(1)}s`.padStart(7)}  ${r.why ?? ""}`,
-    );
+    rows.push([r.name, r.suite, String(r.systemd ?? "-"), r.verdict, `${(r.durationMs / 1000).toFixed(1)}s`, r.why ?? ""]);
   }
   const n = (v: string) => results.filter((r) => r.verdict === v).length;
-  lines.push(`${n("pass")} passed, ${n("fail")} failed, ${n("skip")} skipped${n("reproduced") ? `, ${n("reproduced")} reproduced` : ""}`);
-  return lines.join("\n");
+  return [
+    formatTable(rows, { right: [4] }),
+    `${n("pass")} passed, ${n("fail")} failed, ${n("skip")} skipped${n("reproduced") ? `, ${n("reproduced")} reproduced` : ""}`,
+  ].join("\n");
 }
 
 /** What `--json` / `--summary-json` write: the counts of each verdict and every result. */

@@ -72,6 +72,12 @@ export class ScenarioContext {
   readonly daemons: ScenarioDaemon[] = [];
   /** Module processes started by something other than `ctx.daemon()` (a soak's own simulator), for the timeline. */
   readonly incarnations: Incarnation[] = [];
+  /**
+   * Completions those other modules delivered, one entry per delivery (a
+   * redelivery again): the report's per-task `completionsDelivered` counts
+   * them beside the scenario daemons' own.
+   */
+  readonly deliveries: Array<{ storage: string; id: string }> = [];
   readonly storages = new Set<string>();
 
   constructor(setup: ContextSetup) {

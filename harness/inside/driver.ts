@@ -123,8 +123,10 @@ const report: DriverReport = {
   startedAt,
   endedAt: new Date().toISOString(),
   checks: ctx.checks,
-  tasks: await collectTaskFacts(ctx.storages, (storage) =>
-    ctx.daemons.filter((d) => d.storage === storage).flatMap((d) => d.deliveries())).catch((e) => {
+  tasks: await collectTaskFacts(ctx.storages, (storage) => [
+    ...ctx.daemons.filter((d) => d.storage === storage).flatMap((d) => d.deliveries() as Array<{ id: string }>),
+    ...ctx.deliveries.filter((d) => d.storage === storage),
+  ]).catch((e) => {
     ctx.log(`could not read the storages: ${(e as Error).message}`);
     return [];
   }),

@@ -2,9 +2,6 @@ import { statSync } from "node:fs";
 import { TaskStore } from "../../lib/mod.ts";
 import type { TaskFacts } from "../shared/report.ts";
 
-// deno-lint-ignore no-explicit-any
-type Message = Record<string, any>;
-
 function size(path: string): number {
   try {
     return statSync(path).size;
@@ -14,14 +11,33 @@ function size(path: string): number {
 }
 
 /**
+ * How many times each task's completion was delivered, from the deliveries
+ * themselves (one entry per delivery, a redelivery after a restart counted
+ * again). Pure.
+ *
+ * @example
+ * ```ts
+ * import { deliveryCounts } from "./task-facts.ts";
+ * console.log(deliveryCounts([{ id: "a" }, { id: "b" }, { id: "a" }])); // Map { "a" => 2, "b" => 1 }
+ * ```
+ */
+export function deliveryCounts(deliveries: Iterable<{ id: string }>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const d of deliveries) counts.set(d.id, (counts.get(d.id) ?? 0) + 1);
+  return counts;
+}
+
+/**
  * Every task of the given storages as its record says now (read from disk,
  * no supervisor opened, so nothing is replayed or changed by looking), with
- * its output sizes and how often its completion reached the daemon.
+ * its output sizes and how often its completion reached the daemon: every
+ * delivery `deliveriesOf` gives for that storage, whichever module made it
+ * (a scenario daemon's, or a soak's own simulator's).
  */
-export async function collectTaskFacts(storages: Iterable<string>, deliveriesOf: (storage: string) => Message[]): Promise<TaskFacts[]> {
+export async function collectTaskFacts(storages: Iterable<string>, deliveriesOf: (storage: string) => Array<{ id: string }>): Promise<TaskFacts[]> {
   const facts: TaskFacts[] = [];
   for (const storage of storages) {
-    const deliveries = deliveriesOf(storage);
+    const delivered = deliveryCounts(deliveriesOf(storage));
     const store = await TaskStore.open(storage, { readOnly: true });
     const { records } = await store.loadAll({ quarantine: false });
     for (const r of records) {
@@ -39,7 +55,7 @@ export async function collectTaskFacts(storages: Iterable<string>, deliveriesOf:
         finishedAt: r.finishedAt,
         stdoutBytes: size(paths.stdout),
         stderrBytes: size(paths.stderr),
-        completionsDelivered: deliveries.filter((t) => t.id === r.id).length,
+        completionsDelivered: delivered.get(r.id) ?? 0,
       });
     }
   }

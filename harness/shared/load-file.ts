@@ -2,7 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Scenario } from "./define.ts";
-import { registerTypeScript } from "./ts/register.ts";
+import { MissingDependencyError, registerTypeScript, typeScriptProblem } from "./ts/register.ts";
 
 /** A scenario file that cannot be used; the message is one line naming the file and the cause. */
 export class ScenarioFileError extends Error {
@@ -22,14 +22,17 @@ const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
  * TypeScript hooks, natively on Deno; `.js`/`.mjs` as they are) and
  * returns its scenarios: the default export (one scenario, or an array of
  * them) or a named `scenarios` array. Every way it can fail is a
- * ScenarioFileError with one line.
+ * ScenarioFileError with one line, but a `.ts` file on a Node that needs
+ * the compiler when it is not installed: a MissingDependencyError naming it.
  */
 export async function loadScenarioFile(file: string, timeoutMs = DEFAULT_IMPORT_TIMEOUT_MS): Promise<Scenario[]> {
   const path = resolve(file);
   if (!existsSync(path)) throw new ScenarioFileError(file, "no such file");
   if (!statSync(path).isFile()) throw new ScenarioFileError(file, "not a file");
   if (/\.(ts|mts|cts)$/.test(path) && !registerTypeScript()) {
-    throw new ScenarioFileError(file, `this Node (${process.version}) cannot load TypeScript hooks; use Node >= 20.6 or Deno`);
+    const problem = typeScriptProblem();
+    if (problem instanceof MissingDependencyError) throw problem;
+    throw new ScenarioFileError(file, problem ?? "TypeScript files cannot be loaded here");
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
   let mod: Record<string, unknown>;

@@ -11,7 +11,7 @@ export interface ControlTarget {
   wait(id: string): Promise<TaskRecord>;
   ack(id: string): Promise<TaskRecord>;
   remove(ids: string[]): Promise<string[]>;
-  prune(rule: { olderThanSeconds?: number; keep?: number }): Promise<PruneResult>;
+  prune(rule: { olderThanSeconds?: number; keep?: number; unacknowledged?: boolean }): Promise<PruneResult>;
   hello(): { pid: number; incarnation: string };
 }
 

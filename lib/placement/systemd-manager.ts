@@ -21,8 +21,8 @@ export class SystemdManager {
     return runBounded("systemctl", [...(this.kind === "user" ? ["--user"] : []), ...args], this.timeoutMs);
   }
 
-  /** Why this manager cannot be used from here, or null when it answers. */
-  async problem(): Promise<string | null> {
+  /** Why this manager plainly cannot be reached (no socket, not root, PID 1 not systemd), from files alone; null when it may be. */
+  unreachable(): string | null {
     if (this.kind === "user") {
       const dir = process.env.XDG_RUNTIME_DIR;
       if (!dir) return "XDG_RUNTIME_DIR is not set";
@@ -31,6 +31,13 @@ export class SystemdManager {
       if (process.getuid?.() !== 0) return "not root";
       if (!existsSync("/run/systemd/system")) return "PID 1 is not systemd (/run/systemd/system is missing)";
     }
+    return null;
+  }
+
+  /** Why this manager cannot be used from here, or null when it answers. */
+  async problem(): Promise<string | null> {
+    const unreachable = this.unreachable();
+    if (unreachable) return unreachable;
     try {
       await this.systemctl(["show", "--property=Version"]);
       return null;

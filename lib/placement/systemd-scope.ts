@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, watch } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync, watch } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { OutliveError } from "../errors.ts";
@@ -64,13 +64,19 @@ export class SystemdScopePlacement implements Placement {
   async probe(): Promise<PlacementProbe> {
     const details: Record<string, unknown> = {};
     const no = (reason: string) => ({ name: this.name, ok: false, reason, details });
+    const kinds: ManagerKind[] = this.options.manager === "auto" ? ["user", "system"] : [this.options.manager];
+    // Every supervisor open probes (a CLI command's too): where no manager can be reached at all, say so without a process spawned.
+    const unreachable = kinds.map((kind) => new SystemdManager(kind, this.options.commandTimeoutMs).unreachable());
+    if (unreachable.every((why) => why !== null)) {
+      if (!onPath("systemd-run")) return no("systemd-run is not installed or does not run (not found on PATH)");
+      return no(kinds.map((kind, i) => `${kind} manager: ${unreachable[i]}`).join("; "));
+    }
     const version = await runBounded("systemd-run", ["--version"], this.options.commandTimeoutMs).catch((e: Error) => e);
     if (version instanceof Error) return no(`systemd-run is not installed or does not run (${firstLine(version.message)})`);
     const v = Number(/systemd (\d+)/.exec(version)?.[1]);
     details.version = v;
     if (!Number.isInteger(v)) return no(`cannot read the systemd version from ${JSON.stringify(firstLine(version))}`);
     if (v < 236) return no(`systemd ${v} is too old (236 or later is needed for --collect)`);
-    const kinds: ManagerKind[] = this.options.manager === "auto" ? ["user", "system"] : [this.options.manager];
     const why: string[] = [];
     for (const kind of kinds) {
       const manager = new SystemdManager(kind, this.options.commandTimeoutMs);
@@ -292,4 +298,18 @@ async function waitForExec(pid: number, timeoutMs: number): Promise<void> {
     // The exec follows the job's completion within a few ms; run() waits on this, so poll finely.
     await new Promise((r) => setTimeout(r, 1));
   }
+}
+
+/** Whether an executable named `name` is in one of $PATH's directories (what a spawn by name would find). */
+function onPath(name: string): boolean {
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    if (!dir) continue;
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return true;
+    } catch {
+      // not here
+    }
+  }
+  return false;
 }

@@ -46,7 +46,7 @@ export class Retainer {
   atOpen(): Promise<PruneResult> {
     return retainAtOpen(this.host, this.o.rule).catch((error) => {
       this.o.log(`pruning at open by the retention rule failed: ${(error as Error).message}`);
-      return { removed: [], incarnationsRemoved: 0 };
+      return { removed: [], incarnationsRemoved: 0, keptUnacknowledged: 0 };
     });
   }
 
@@ -54,7 +54,7 @@ export class Retainer {
     return removeByName(this.host, names);
   }
 
-  prune(rule: { olderThanSeconds?: number; keep?: number }): Promise<PruneResult> {
+  prune(rule: { olderThanSeconds?: number; keep?: number; unacknowledged?: boolean }): Promise<PruneResult> {
     return prune(this.host, normalizePruneRule(rule, "prune", { olderThanSeconds: 0, keep: 0 }), "now");
   }
 

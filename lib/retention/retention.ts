@@ -4,7 +4,7 @@ import { isTerminal, type TaskRecord } from "../store/record.ts";
 import { checkTaskId } from "../store/task-id.ts";
 import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
-import { choosePrune, type PruneRule } from "./choose-prune.ts";
+import { choosePrune, heldForAck, type PruneRule } from "./choose-prune.ts";
 import { raiseGenerationFloor } from "./generation-floor.ts";
 import { removeUnneededIncarnations } from "./incarnation-gc.ts";
 import type { Purger } from "./purger.ts";
@@ -28,6 +28,8 @@ export interface PruneResult {
   removed: string[];
   /** Incarnation files no record needed any more, removed. */
   incarnationsRemoved: number;
+  /** Finished tasks left because their completion waits for an ack (`unacknowledged: true` removes them too). */
+  keptUnacknowledged: number;
 }
 
 /**
@@ -67,7 +69,8 @@ export async function removeByName(host: RetentionHost, names: readonly string[]
 }
 
 /**
- * Removes the finished, acknowledged tasks `rule` selects, oldest first.
+ * Removes the finished tasks `rule` selects (acknowledged, or started by a
+ * CLI; see choosePrune), oldest first.
  * `purge: "now"` deletes their files before resolving (a prune asked for);
  * `"soon"` leaves that to the background (the retention rule's own prunes).
  */
@@ -77,14 +80,14 @@ export async function prune(host: RetentionHost, rule: PruneRule, purge: "now" |
   const incarnationsRemoved = await removeUnneeded(host);
   if (purge === "now") await host.purger.now();
   else host.purger.soon();
-  return { removed: ids, incarnationsRemoved };
+  return { removed: ids, incarnationsRemoved, keptUnacknowledged: heldForAck(host.records.values(), rule) };
 }
 
 /** At open: prunes by the `retention` rule (none when false); what earlier removals left is deleted in the background. */
 export async function retainAtOpen(host: RetentionHost, rule: PruneRule | false): Promise<PruneResult> {
   if (rule) return prune(host, rule, "soon");
   host.purger.soon();
-  return { removed: [], incarnationsRemoved: await removeUnneeded(host) };
+  return { removed: [], incarnationsRemoved: await removeUnneeded(host), keptUnacknowledged: 0 };
 }
 
 /** While a supervisor lives: prunes by its rule once a batch is over it. */

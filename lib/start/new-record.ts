@@ -69,6 +69,7 @@ export function newTaskRecord(spec: CheckedRunSpec, ctx: NewRecordContext): Task
     maxOutputBytes: spec.maxOutputBytes ?? ctx.maxOutputBytes,
     // Names only: a value may be a secret, and the record is read by anyone who may read the storage.
     envNames: Object.keys(spec.env).sort(),
+    ...(spec.origin ? { origin: spec.origin } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { describeValue, OutliveError } from "../errors.ts";
-import type { TaskCommand } from "../store/record.ts";
+import type { TaskCommand, TaskOrigin } from "../store/record.ts";
 import { shellPathProblem } from "../spawn/shell-path.ts";
 import { checkTaskId } from "../store/task-id.ts";
 import { checkPtySize, type PtySize } from "../pty/size.ts";
@@ -17,6 +17,8 @@ export interface CheckedRunSpec {
   pty: PtySize | null;
   /** Null: the supervisor's default. */
   maxOutputBytes: number | null;
+  /** Set by the supervisor from its `origin` option, never by the caller. */
+  origin?: TaskOrigin;
 }
 
 /** Checks what `run` was given, naming the field and the value on any problem. */

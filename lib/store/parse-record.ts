@@ -65,6 +65,8 @@ const FIELDS: Record<string, Check> = {
   killReason: strOrNull,
   killState: (v) => v === null || v === "killed" || v === "timed_out",
   acknowledgedAt: isoOrNull,
+  // Any string: an origin a later outlive adds must not make this one quarantine the record.
+  origin: (v) => v === undefined || v === null || str(v),
   pty: (v) => {
     if (v === undefined || v === null) return true;
     const p = v as Record<string, unknown>;

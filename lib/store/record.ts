@@ -55,6 +55,15 @@ export function isTerminal(state: TaskState): boolean {
 }
 
 export type PlacementName = "systemd-scope" | "cgroup-v2" | "process-group";
+
+/**
+ * Who started a task, when it matters for its completion: `"cli"` for a
+ * command that opened the storage itself (no supervisor held it, so nobody
+ * consumes the completion). Such a task, once finished, may be pruned
+ * without an ack. Absent: a supervisor's own task, whose completion waits
+ * for its owner's ack.
+ */
+export type TaskOrigin = "cli";
 /**
  * The placements, in the order `auto` tries them in daemon mode.
  *
@@ -172,6 +181,8 @@ export interface TaskRecord {
   killState: "killed" | "timed_out" | null;
   /** When the owner acknowledged the completion (ISO); unacknowledged terminal tasks are delivered again after a restart. */
   acknowledgedAt: string | null;
+  /** Who started it, when nobody consumes its completion (see TaskOrigin). Absent in records made before, and for a supervisor's own tasks. */
+  origin?: TaskOrigin;
   /** The terminal size a PTY task started with; absent or null for a task without a terminal. */
   pty?: { cols: number; rows: number } | null;
   /** Bytes of output kept on disk per stream (0: all of it). Absent in records made before the bound existed. */

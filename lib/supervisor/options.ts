@@ -2,7 +2,7 @@ import { describeValue, OutliveError } from "../errors.ts";
 import type { Placement } from "../placement/placement.ts";
 import type { PruneRule } from "../retention/choose-prune.ts";
 import { normalizeRetention } from "../retention/options.ts";
-import { PLACEMENT_NAMES, type PlacementName } from "../store/record.ts";
+import { PLACEMENT_NAMES, type PlacementName, type TaskOrigin } from "../store/record.ts";
 import { defaultShellPath, shellPathProblem } from "../spawn/shell-path.ts";
 import { defaultStorageRoot } from "../store/storage-root.ts";
 import { MIN_OUTPUT_BYTES } from "../output/trim-loop.ts";
@@ -65,15 +65,26 @@ export interface SupervisorOptions {
    * (`replayReport.unstored`). For views of a full or read-only storage.
    */
   readOnly?: boolean;
-  /** Where one-line notices go (placement choice, refusals). Default: stderr. */
+  /**
+   * Where one-line notices go (placement choice, refusals, failed background
+   * prunes). Default: nowhere; a library is quiet unless asked, e.g.
+   * `log: (line) => console.error("outlive: " + line)`.
+   */
   log?: (line: string) => void;
+  /**
+   * Marks every task this supervisor starts with `origin` in its record.
+   * `"cli"`: this supervisor consumes no completions (the CLI opening the
+   * storage for one command), so its tasks, once finished, may be pruned
+   * without an ack. Default: none; the owner acknowledges.
+   */
+  origin?: TaskOrigin;
   /** Placement implementations to use instead of the built-in ones (tests, a daemon-owned cgroup). */
   placements?: Partial<Record<PlacementName, Placement>>;
   /**
    * What open prunes: finished, acknowledged tasks, oldest first (see `prune`).
    * Default `{ keep: 1000 }`: all but the newest 1000. `false`: nothing.
    */
-  retention?: { olderThanSeconds?: number; keep?: number } | false;
+  retention?: { olderThanSeconds?: number; keep?: number; unacknowledged?: boolean } | false;
   /**
    * Serve the control channel (`<storage>/control/supervisor.sock`, mode 0600 in a
    * 0700 directory) through which `outlive run/kill/wait/ack/rm/prune` reach this
@@ -82,13 +93,23 @@ export interface SupervisorOptions {
   control?: boolean;
 }
 
-export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | "placements" | "retention">> & {
+export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | "placements" | "retention" | "origin">> & {
+  origin: TaskOrigin | null;
   cgroupBase: string | undefined;
   retention: PruneRule | false;
   placements: Partial<Record<PlacementName, Placement>>;
 };
 
 /** Checks every option once, at the door, with an error naming the option, the value and its type. */
+function normalizeOrigin(v: unknown, bad: (name: string, expected: string, value: unknown) => Error): TaskOrigin | null {
+  if (v === undefined) return null;
+  if (v !== "cli") throw bad("origin", 'absent or "cli"', v);
+  return v;
+}
+
+/** The default `log`: says nothing. */
+const quiet = (_line: string): void => {};
+
 export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
   const bad = (name: string, expected: string, value: unknown) =>
     new OutliveError("E_BAD_OPTION", `Expected the \`${name}\` option to be ${expected}, got ${describeValue(value)}`);
@@ -138,7 +159,8 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     cgroupBase: o.cgroupBase,
     shellPath,
     readOnly: o.readOnly ?? false,
-    log: o.log ?? ((line: string) => process.stderr.write(`outlive: ${line}\n`)),
+    log: o.log ?? quiet,
+    origin: normalizeOrigin(o.origin, bad),
     placements: o.placements ?? {},
     retention: normalizeRetention(o.retention),
     control: o.control ?? true,

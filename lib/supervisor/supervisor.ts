@@ -116,7 +116,7 @@ export class Supervisor {
       await sup.replay();
       // A view changes nothing and serves no one: no pruning, no control channel.
       if (options.readOnly) {
-        sup.retainedAtOpen = { removed: [], incarnationsRemoved: 0 };
+        sup.retainedAtOpen = { removed: [], incarnationsRemoved: 0, keptUnacknowledged: 0 };
         return sup;
       }
       sup.retainedAtOpen = await sup.rooms.retainer.atOpen();
@@ -135,7 +135,8 @@ export class Supervisor {
   async run(spec: RunSpec): Promise<TaskRecord> {
     this.assertOpen();
     this.assertWritable();
-    return this.rooms.starter.start(checkRunSpec(spec, this.options));
+    const checked = checkRunSpec(spec, this.options);
+    return this.rooms.starter.start(this.options.origin ? { ...checked, origin: this.options.origin } : checked);
   }
 
   /**
@@ -248,7 +249,7 @@ export class Supervisor {
   async ack(id: string): Promise<TaskRecord> {
     const record = this.get(id);
     if (!isTerminal(record.state)) {
-      throw new OutliveError("E_NO_TASK", `Task ${id} is ${record.state}; only a finished task can be acknowledged`);
+      throw new OutliveError("E_TASK_LIVE", `Task ${id} is ${record.state}; only a finished task can be acknowledged`);
     }
     if (record.acknowledgedAt) return record;
     this.assertWritable();
@@ -279,7 +280,7 @@ export class Supervisor {
    * leaving the newest `keep` (default 0). Then the incarnation files no
    * record needs.
    */
-  async prune(rule: { olderThanSeconds?: number; keep?: number } = {}): Promise<PruneResult> {
+  async prune(rule: { olderThanSeconds?: number; keep?: number; unacknowledged?: boolean } = {}): Promise<PruneResult> {
     this.assertOpen();
     this.assertWritable();
     return this.rooms.retainer.prune(rule);
@@ -371,7 +372,7 @@ export class Supervisor {
       wait: (id: string) => this.wait(id),
       ack: (id: string) => this.ack(id),
       remove: (ids: string[]) => this.remove(ids),
-      prune: (rule: { olderThanSeconds?: number; keep?: number }) => this.prune(rule),
+      prune: (rule: { olderThanSeconds?: number; keep?: number; unacknowledged?: boolean }) => this.prune(rule),
       hello: () => ({ pid: this.incarnation.pid, incarnation: this.incarnation.id }),
     };
   }

@@ -49,7 +49,10 @@ export function reportedError(error: unknown): ReportedError | null {
   }
   // A system call refused (EMFILE with too few descriptors, say): its errno, not a stack.
   const errno = (error as { code?: unknown })?.code;
-  if (typeof errno === "string" && /^E[A-Z0-9]+$/.test(errno)) return { code: errno, message: (error as Error).message, exitCode: EXIT.failed };
+  if (typeof errno === "string" && /^E[A-Z0-9]+$/.test(errno)) {
+    const hint = errno === "EMFILE" || errno === "ENFILE" ? "; raise the open-file limit (ulimit -n)" : "";
+    return { code: errno, message: `${(error as Error).message}${hint}`, exitCode: EXIT.failed };
+  }
   return null;
 }
 

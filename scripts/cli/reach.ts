@@ -1,5 +1,11 @@
 import { checkStoragePath } from "./storage-path.ts";
-import { askHolder, type ControlOp, defaultStorageRoot, NO_HOLDER, OutliveError, Supervisor, type SupervisorOptions } from "../../lib/mod.ts";
+// Deep imports, not lib/mod.ts: every command that reaches the storage loads this, and start-up is paid per command.
+import { askHolder, NO_HOLDER } from "../../lib/control/client.ts";
+import type { ControlOp } from "../../lib/control/protocol.ts";
+import { OutliveError } from "../../lib/errors.ts";
+import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import type { SupervisorOptions } from "../../lib/supervisor/options.ts";
+import { Supervisor } from "../../lib/supervisor/supervisor.ts";
 
 /** How a command does its work: as the storage's supervisor for a moment, or through the one that holds it. */
 export interface Reach<T> {

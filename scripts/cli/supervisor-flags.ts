@@ -34,6 +34,8 @@ export function supervisorOptions(values: Record<string, unknown>): SupervisorOp
     log: () => {},
     // A command holds the storage for a moment; only a long-lived supervisor serves the channel.
     control: false,
+    // …and consumes no completions: the tasks it starts are marked so that, once finished, they may be pruned without an ack.
+    origin: "cli",
   };
 }
 

@@ -1,4 +1,6 @@
-import type { TaskRecord } from "../../lib/mod.ts";
+import { isTerminal, type TaskRecord } from "../../lib/store/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import { TaskStore } from "../../lib/store/task-store.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { reachStorage } from "../cli/reach.ts";
@@ -6,22 +8,51 @@ import { taskSummary, taskTable } from "../cli/task-table.ts";
 import { UsageError } from "../cli/usage-error.ts";
 
 export const ACK_HELP = `usage: outlive ack ID… [--json]
+       outlive ack --all [--json]
 
 Marks finished tasks' completions as received: they are not delivered again, and prune
-(and the retention at open) may remove them. A live task is refused (exit 1).
+(and the retention at open) may remove them. A live task is refused (E_TASK_LIVE, exit 1).
+  --all   every finished task started from the CLI (origin "cli") not yet acknowledged;
+          a supervisor's own tasks are left for it to take (name one by id to ack it)
 ${SUPERVISOR_FLAGS_HELP}`;
 
+/** What `--all` takes: finished, not yet acknowledged, and started by a CLI, whose completion nobody else will take. */
+export function ackedByAll(r: TaskRecord): boolean {
+  return isTerminal(r.state) && r.acknowledgedAt === null && r.origin === "cli";
+}
+
 export async function ackCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, SUPERVISOR_FLAGS);
+  const { values, positionals } = parseFlags(args, { ...SUPERVISOR_FLAGS, all: { type: "boolean" } });
   if (values.help) return help(ACK_HELP);
-  if (positionals.length === 0) throw new UsageError("ack takes one or more task ids");
-  const records: TaskRecord[] = [];
-  for (const id of positionals) {
-    records.push(await reachStorage(supervisorOptions(values), {
-      direct: (sup) => sup.ack(id),
-      viaHolder: { op: "ack", args: { id }, result: (r) => r as TaskRecord },
-    }, lockWaitMs(values)));
+  if (values.all && positionals.length > 0) throw new UsageError("ack takes task ids or --all, not both");
+  if (!values.all && positionals.length === 0) throw new UsageError("ack takes one or more task ids, or --all");
+  const options = supervisorOptions(values);
+  const ackOne = (id: string) => reachStorage(options, {
+    direct: (sup) => sup.ack(id),
+    viaHolder: { op: "ack", args: { id }, result: (r) => r as TaskRecord },
+  }, lockWaitMs(values));
+  let records: TaskRecord[] = [];
+  if (values.all) {
+    // With no holder, one open: replay first brings every record up to date (a task that ended while no supervisor ran is finished).
+    const acked = await reachStorage(options, {
+      direct: async (sup) => {
+        const out: TaskRecord[] = [];
+        for (const r of sup.list().filter(ackedByAll)) out.push(await sup.ack(r.id));
+        return out;
+      },
+      // A holder's records on disk are current: chosen there, each acknowledged through it.
+      viaHolder: { op: "hello", args: {}, result: () => null },
+    }, lockWaitMs(values));
+    if (acked) records = acked;
+    else for (const id of await idsOnDisk(options.storage ?? defaultStorageRoot())) records.push(await ackOne(id));
+  } else {
+    for (const id of positionals) records.push(await ackOne(id));
   }
   console.log(values.json ? JSON.stringify(records.map(taskSummary), null, 2) : taskTable(records));
   return 0;
+}
+
+async function idsOnDisk(root: string): Promise<string[]> {
+  const store = await TaskStore.open(root, { readOnly: true });
+  return (await store.loadAll({ quarantine: false })).records.filter(ackedByAll).map((r) => r.id);
 }

@@ -1,4 +1,7 @@
-import { ALL_STATES, askHolder, defaultStorageRoot, isTerminal, NO_HOLDER, type TaskState } from "../../lib/mod.ts";
+// Deep imports, not lib/mod.ts: `ps` must start fast and not load the census (and its TOML parser).
+import { askHolder, NO_HOLDER } from "../../lib/control/client.ts";
+import { ALL_STATES, isTerminal, type TaskState } from "../../lib/store/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { viewStorage } from "../cli/storage-view.ts";

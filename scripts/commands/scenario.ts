@@ -5,6 +5,8 @@ import { projectRoot } from "../../harness/shared/project-root.ts";
 import { planFiles, unreadableBinds } from "../../harness/host/file-plan.ts";
 import type { ScenarioResult } from "../../harness/host/run-in.ts";
 import { loadScenarioFile } from "../../harness/shared/load-file.ts";
+import { MissingDependencyError } from "../../harness/shared/ts/register.ts";
+import { formatTable } from "../../harness/shared/table.ts";
 import { isScenarioName, loadScenario, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../../harness/shared/registry.ts";
 import { EXIT_CODES } from "../../harness/shared/report.ts";
 import { formatSummary, type RunTarget, runSuites, summaryJson, SYSTEMD_SUITES } from "../../harness/host/run-suites.ts";
@@ -21,13 +23,15 @@ systemd container, on systemd 252 and 257 unless --systemd says one. A NAME
 that is no file runs outlive's own scenario of that name.
   --systemd V    one systemd version (252 = Debian bookworm, 257 = trixie); default both
   --engine E     the container engine (auto, nspawn, podman, docker…); default auto
-  --runtime R    what runs the scenario's code inside: node (default; .ts through TypeScript's
-                 transpiler, no build step) or deno (from node_modules/.bin/deno of the file's project)
+  --runtime R    what runs the scenario's code inside: node (default; .ts stripped by Node itself
+                 where it can, else through TypeScript's transpiler, which is then needed:
+                 npm i -D typescript; no build step) or deno (from node_modules/.bin/deno of the
+                 file's project)
   --reports DIR  where <scenario>-<suite>/ report folders go; default reports/ beside each file
   --json FILE    write {passed, failed, skipped, reproduced, results:[…]} to FILE
   --cache DIR    root file systems (default $OUTLIVE_CONTAINER_CACHE, else container/cache of the package)
 Exit: one scenario on one version → its verdict (0 pass or reproduced, 1 fail, 77 skip);
-otherwise 1 if any failed, else 0.`;
+otherwise 1 if any failed, else 0; 69 when a .ts file needs the compiler and it is not installed.`;
 
 export async function scenarioCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
@@ -78,6 +82,11 @@ export async function scenarioCommand(args: string[]): Promise<number> {
         });
       }
     } catch (error) {
+      // Nothing of this run can load without it: say what to install, before any container starts.
+      if (error instanceof MissingDependencyError) {
+        console.error(`outlive scenario: ${file}: ${error.message} [${error.code}]`);
+        return error.exitCode;
+      }
       const why = (error as Error).message.split("\n")[0];
       console.error(`outlive scenario: ${why}`);
       for (const suite of suites) refused.push({ name: file, suite, systemd: null, verdict: "fail", why, durationMs: 0, reportDir: "", file: path });
@@ -136,10 +145,12 @@ function findDeno(files: string[], root: string): string {
 }
 
 async function listScenarios(): Promise<number> {
+  const rows: string[][] = [];
   for (const name of [...SCENARIO_NAMES, ...ON_DEMAND_NAMES]) {
     const s = await loadScenario(name);
     const onDemand = (ON_DEMAND_NAMES as readonly string[]).includes(name) ? " (by name only)" : "";
-    console.log(`${name.padEnd(22)} ${s.summary}${onDemand}`);
+    rows.push([name, `${s.summary}${onDemand}`]);
   }
+  console.log(formatTable(rows));
   return 0;
 }

@@ -111,6 +111,30 @@ describe("sup.prune and the retention at open", () => {
   });
 });
 
+describe("tasks started with origin \"cli\" (nobody takes their completion)", () => {
+  it("are pruned at open by the retention rule without an ack; a supervisor's own unacknowledged ones stay", async () => {
+    const root = storage();
+    const cli = await open(root, { retention: false, origin: "cli" });
+    const mine: TaskRecord[] = [];
+    for (let i = 0; i < 3; i++) mine.push(await finished(cli, "true", false));
+    await cli.close();
+    expect(mine.map((r) => r.origin)).toEqual(["cli", "cli", "cli"]);
+    const owner = await open(root, { retention: false });
+    const owned = await finished(owner, "true", false);
+    expect(owned.origin).toBe(undefined);
+    await owner.close();
+    const next = await open(root, { retention: { keep: 1 } });
+    expect(next.retainedAtOpen).toMatchObject({ removed: [mine[0].id, mine[1].id], keptUnacknowledged: 1 });
+    expect(next.list().map((r) => r.id).sort()).toEqual([mine[2].id, owned.id].sort());
+    expect((await next.prune({ unacknowledged: true })).removed).toEqual([mine[2].id, owned.id]);
+    await next.close();
+  });
+
+  it("refuses an origin other than \"cli\", naming the option", async () => {
+    await expect(open(storage(), { origin: "shell" as never })).rejects.toThrow(/`origin` option to be absent or "cli", got `"shell"`/);
+  });
+});
+
 describe("a supervisor that lives long", () => {
   it("prunes by its retention rule as acks come, so its storage stays bounded while it runs", async () => {
     const root = storage();

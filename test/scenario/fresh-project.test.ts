@@ -10,7 +10,8 @@ import { leftoversOf } from "./leftovers.ts";
 import { cli } from "./cli-process.ts";
 
 // The README's promise, as a user keeps it: a project OUTSIDE this repository installs the
-// packed outlive (`npm i -D ./outlive-x.tgz`, from the npm cache where it can), keeps the
+// packed outlive (`npm i -D ./outlive-x.tgz`, from the npm cache where it can; with typescript, which
+// outlive no longer brings: Node 20 needs it for .ts scenarios, and the project type-checks), keeps the
 // README's two scenario files in scenarios/, type-checks them against `outlive/harness`, and
 // runs them with `npx outlive scenario run` on systemd 252 and 257, under Node and under Deno.
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -46,7 +47,7 @@ describe.skipIf(missing !== null)("a fresh project outside the repository", () =
     const packed = JSON.parse((await run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", app], { cwd: ROOT })).stdout);
     const version = (name: string) => JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")).version;
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "my-app", version: "1.0.0", type: "module", private: true }));
-    await run("npm", ["i", "-D", "--prefer-offline", "--no-audit", "--no-fund", join(app, packed[0].filename), `deno@${version("deno")}`, `@types/node@${version("@types/node")}`], { cwd: app, timeout: 300_000 });
+    await run("npm", ["i", "-D", "--prefer-offline", "--no-audit", "--no-fund", join(app, packed[0].filename), `deno@${version("deno")}`, `@types/node@${version("@types/node")}`, `typescript@${version("typescript")}`], { cwd: app, timeout: 300_000 });
     mkdirSync(join(app, "scenarios"));
     writeFileSync(join(app, "scenarios/my-bug.ts"), readmeBlock("scenarios/my-bug.ts"));
     writeFileSync(join(app, "scenarios/my-supervisor.ts"), readmeBlock("scenarios/my-supervisor.ts"));

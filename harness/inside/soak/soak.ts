@@ -34,6 +34,8 @@ export interface SoakReport {
   outcomes: Record<string, number>;
   outcomesByKind: Record<string, Record<string, number>>;
   completionsDelivered: number;
+  /** The task id of every delivery, in order (a redelivery repeats it): the per-task counts of the report come from these. */
+  deliveredIds: string[];
   violations: Violation[];
   leftovers: string[];
   bystandersAlive: boolean;
@@ -194,6 +196,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       outcomes,
       outcomesByKind,
       completionsDelivered: deliveries.length,
+      deliveredIds: deliveries.map((d) => d.id),
       violations,
       leftovers,
       bystandersAlive,

@@ -1,13 +1,17 @@
 /**
- * Node module hooks that let a user's `.ts` scenario run with no build step
- * on Node 20, which cannot strip types itself. TypeScript's own
- * `transpileModule` (one file at a time, no type check, no config needed)
- * turns each `.ts`/`.mts` file into ESM as it loads. Registered by
- * `register.ts`; Deno runs TypeScript natively and never loads this.
+ * Node module hooks that let a user's `.ts` scenario run with no build step.
+ * A Node that strips types itself (`process.features.typescript`: Node >=
+ * 23.6, or 22.6+ with `--experimental-strip-types`) loads `.ts` files as
+ * they are; on an older Node, TypeScript's own `transpileModule` (one file at
+ * a time, no type check, no config needed) turns each `.ts`/`.mts` file into
+ * ESM as it loads. The compiler is an optional peer dependency, imported
+ * only then; `register.ts` checks it is there before registering these.
+ * Deno runs TypeScript natively and never loads this.
  */
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
+import type * as TypeScript from "typescript";
+import { nodeStripsTypes } from "./strip-types.ts";
 
 const TS_FILE = /\.(ts|mts|cts)$/;
 
@@ -16,6 +20,8 @@ interface ResolveContext {
 }
 type NextResolve = (specifier: string, context: ResolveContext) => Promise<{ url: string; format?: string | null }>;
 type NextLoad = (url: string, context: unknown) => Promise<{ format?: string | null; source?: unknown; shortCircuit?: boolean }>;
+
+let compiler: Promise<typeof TypeScript> | null = null;
 
 /** `./steps` written TypeScript-style (no extension) from a `.ts` file also finds `./steps.ts`. */
 export async function resolve(specifier: string, context: ResolveContext, next: NextResolve) {
@@ -29,7 +35,9 @@ export async function resolve(specifier: string, context: ResolveContext, next: 
 }
 
 export async function load(url: string, context: unknown, next: NextLoad) {
-  if (!url.startsWith("file:") || !TS_FILE.test(url)) return next(url, context);
+  if (!url.startsWith("file:") || !TS_FILE.test(url) || nodeStripsTypes()) return next(url, context);
+  compiler ??= import("typescript").then((m) => (m.default ?? m) as typeof TypeScript);
+  const ts = await compiler;
   const file = fileURLToPath(url);
   const source = await readFile(file, "utf8");
   const out = ts.transpileModule(source, {

@@ -4,16 +4,54 @@
  * in the container, and called before the runner imports a user's file.
  */
 import * as nodeModule from "node:module";
+import { nodeStripsTypes } from "./strip-types.ts";
+
+/** The compiler a Node without type stripping needs for `.ts` files: an optional peer dependency of outlive. */
+export const COMPILER_PACKAGE = "typescript";
+
+/**
+ * A `.ts` file cannot be loaded because a package it needs is not installed.
+ * The message names the package and how to install it; a command that meets
+ * it exits 69 (EX_UNAVAILABLE of sysexits.h: "a support program does not
+ * exist"), a code no other failure uses.
+ */
+export class MissingDependencyError extends Error {
+  readonly code = "E_MISSING_DEPENDENCY";
+  readonly exitCode = 69;
+  constructor(readonly dependency: string, message: string) {
+    super(message);
+  }
+}
 
 let registered = false;
 
-/** True when `.ts` files can now be imported in this process. */
+/**
+ * Why `.ts` files cannot be imported in this process, or null when they can:
+ * Deno, a Node that strips types itself, or an older Node with the
+ * TypeScript compiler installed where this package can import it.
+ */
+export function typeScriptProblem(): MissingDependencyError | string | null {
+  if ("Deno" in globalThis) return null;
+  // deno-lint-ignore no-explicit-any
+  if (typeof (nodeModule as any).register !== "function") return `this Node (${process.version}) cannot load module hooks; use Node >= 20.6 or Deno`;
+  if (nodeStripsTypes()) return null;
+  try {
+    import.meta.resolve(COMPILER_PACKAGE);
+    return null;
+  } catch {
+    return new MissingDependencyError(COMPILER_PACKAGE,
+      `this Node (${process.version}) does not strip TypeScript types itself, and the package "${COMPILER_PACKAGE}" is not installed: ` +
+      `install it (npm install --save-dev ${COMPILER_PACKAGE}), or run on Node >= 23.6 (22.6+ with --experimental-strip-types), or write the scenario in .js`);
+  }
+}
+
+/** True when `.ts` files can now be imported in this process (see typeScriptProblem for why not). */
 export function registerTypeScript(): boolean {
   if ("Deno" in globalThis) return true;
   if (registered) return true;
+  if (typeScriptProblem() !== null) return false;
   // deno-lint-ignore no-explicit-any
-  const register = (nodeModule as any).register as undefined | ((specifier: string, parent: string) => void);
-  if (typeof register !== "function") return false;
+  const register = (nodeModule as any).register as (specifier: string, parent: string) => void;
   const hooks = import.meta.url.endsWith(".ts") ? "./hooks.ts" : "./hooks.js";
   register(hooks, import.meta.url);
   registered = true;

@@ -1,0 +1,57 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+
+// A command loads only what it uses: `outlive --help` and `outlive ps` never load the TypeScript
+// compiler, the TOML parser, the census or the scenario harness. Every module the process resolves
+// is recorded by a resolve hook given with --import, as a user's own Node would load them.
+const CLI = join(import.meta.dirname, "..", "..", "dist", "scripts", "outlive.js");
+const dir = mkdtempSync(join(tmpdir(), "outlive-start-up-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const recorder = join(dir, "record-modules.mjs");
+writeFileSync(recorder, `
+import { register } from "node:module";
+register("data:text/javascript," + encodeURIComponent(\`
+  import { appendFileSync } from "node:fs";
+  export async function resolve(specifier, context, next) {
+    const found = await next(specifier, context);
+    appendFileSync(process.env.OUTLIVE_TEST_MODULES, found.url + "\\\\n");
+    return found;
+  }
+\`));
+`);
+
+/** The CLI with the recorder; returns what it printed and every module URL it resolved. */
+async function loaded(name: string, ...args: string[]): Promise<{ out: string; modules: string[] }> {
+  const list = join(dir, `${name}.txt`);
+  writeFileSync(list, "");
+  const { stdout } = await promisify(execFile)(process.execPath, ["--import", recorder, CLI, ...args], {
+    env: { ...process.env, OUTLIVE_TEST_MODULES: list },
+    timeout: 30_000,
+  });
+  return { out: stdout, modules: readFileSync(list, "utf8").split("\n").filter(Boolean) };
+}
+
+const HEAVY = [/\/node_modules\/typescript\//, /\/node_modules\/smol-toml\//, /\/dist\/lib\/census\//, /\/dist\/harness\//, /\/dist\/lib\/mod\.js$/];
+
+describe("start-up", () => {
+  it("outlive --help loads no command module, no compiler, no TOML parser", async () => {
+    const { out, modules } = await loaded("help", "--help");
+    expect(out).toContain("usage: outlive COMMAND");
+    expect(modules.some((m) => m.endsWith("/dist/scripts/outlive.js"))).toBe(true);
+    expect(modules.filter((m) => /\/dist\/scripts\/commands\//.test(m))).toEqual([]);
+    for (const heavy of HEAVY) expect(modules.filter((m) => heavy.test(m)), String(heavy)).toEqual([]);
+  });
+
+  it("outlive ps loads its own command and the store, not the census, the harness or a compiler", async () => {
+    const storage = join(dir, "storage");
+    const { out, modules } = await loaded("ps", "ps", "--storage", storage);
+    expect(out).toContain("ID");
+    expect(modules.some((m) => m.endsWith("/dist/scripts/commands/ps.js"))).toBe(true);
+    expect(modules.filter((m) => /\/dist\/scripts\/commands\//.test(m) && !m.endsWith("/ps.js"))).toEqual([]);
+    for (const heavy of HEAVY) expect(modules.filter((m) => heavy.test(m)), String(heavy)).toEqual([]);
+  });
+});
