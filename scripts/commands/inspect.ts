@@ -1,6 +1,8 @@
 import { statSync } from "node:fs";
 import { readDropped, streamFiles } from "../../lib/output/mod.ts";
-import { defaultStorageRoot, type TaskRecord, taskPaths } from "../../lib/mod.ts";
+import type { TaskRecord } from "../../lib/store/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import { taskPaths } from "../../lib/store/layout.ts";
 import { forEachId } from "../cli/each-id.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { noSuchTask } from "../cli/no-such-task.ts";

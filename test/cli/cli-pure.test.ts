@@ -21,7 +21,8 @@ describe("the CLI's pure decisions", () => {
     expect(reportedError(new OutliveError("E_BAD_OPTION", "b"))?.exitCode).toBe(2);
     for (const code of ["E_NO_TASK", "E_TASK_LIVE", "E_STORAGE", "E_STORAGE_LOCKED", "E_NO_STORAGE"]) expect(reportedError(new OutliveError(code, "m"))?.exitCode, code).toBe(1);
     expect(reportedError(new OutliveError("E_NOT_FOUND", "m"))?.exitCode).toBe(127);
-    expect(reportedError(Object.assign(new Error("too many"), { code: "EMFILE" }))).toEqual({ code: "EMFILE", message: "too many", exitCode: 1 });
+    expect(reportedError(Object.assign(new Error("too many"), { code: "EMFILE" }))).toEqual({ code: "EMFILE", message: "too many; raise the open-file limit (ulimit -n)", exitCode: 1 });
+    expect(reportedError(new OutliveError("E_NOT_EXECUTABLE", "m"))?.exitCode).toBe(126);
     expect(reportedError(new TypeError("a bug"))).toBeNull();
   });
 

@@ -48,6 +48,8 @@ describe("start-up", () => {
 
   it("outlive ps loads its own command and the store, not the census, the harness or a compiler", async () => {
     const storage = join(dir, "storage");
+    // ps never makes a storage: a task run first makes it, so ps has a record to show.
+    await promisify(execFile)(process.execPath, [CLI, "run", "--storage", storage, "--", "true"]);
     const { out, modules } = await loaded("ps", "ps", "--storage", storage);
     expect(out).toContain("ID");
     expect(modules.some((m) => m.endsWith("/dist/scripts/commands/ps.js"))).toBe(true);
