@@ -1,9 +1,10 @@
 #!/bin/sh
 # Installs what the harness's engines need on Debian/Ubuntu: systemd-nspawn,
 # debootstrap and nsenter (nspawn), podman and runc (podman; runc because
-# crun refuses hybrid-cgroup hosts), and what PTY tasks need (script,
-# setpriv, stty). Idempotent: installs nothing when all are there, and runs
-# `apt-get update` only when something is missing. Needs root. `npm test`
+# crun refuses hybrid-cgroup hosts), what PTY tasks need (script, setpriv,
+# stty), and the shells `outlive completion` writes for (zsh, fish).
+# Idempotent: installs nothing when all are there, and runs `apt-get update`
+# only when something is missing. Needs root. `npm test`
 # runs it as root (scripts/test-all.ts).
 set -eu
 
@@ -19,9 +20,12 @@ command -v stty >/dev/null 2>&1 && command -v mkfifo >/dev/null 2>&1 || missing=
 [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || missing="$missing debian-archive-keyring"
 command -v podman >/dev/null 2>&1 || missing="$missing podman"
 command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing="$missing runc"
+# The shells `outlive completion zsh|fish` writes for: its tests run each script in its own shell.
+command -v zsh >/dev/null 2>&1 || missing="$missing zsh"
+command -v fish >/dev/null 2>&1 || missing="$missing fish"
 
 if [ -z "$missing" ]; then
-  echo "install-deps: systemd-nspawn, debootstrap (and Debian's keyring), nsenter, script, setpriv, stty, mkfifo, podman and runc are installed"
+  echo "install-deps: systemd-nspawn, debootstrap (and Debian's keyring), nsenter, script, setpriv, stty, mkfifo, podman, runc, zsh and fish are installed"
   exit 0
 fi
 if [ "$(id -u)" != 0 ]; then

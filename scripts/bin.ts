@@ -3,10 +3,17 @@
  * The `outlive` command as installed: loads the CLI by a dynamic import, so
  * that a load the system refuses (too few file descriptors under a low
  * `ulimit -n`: Node opens the modules in parallel) ends in one line with
- * the errno and exit 1, not a stack trace.
+ * the errno and exit 1, not a stack trace. Built, it runs the bundle
+ * (dist/cli/, made by scripts/bundle-cli.ts) when the build made one.
  */
+import { existsSync } from "node:fs";
+
+/** The bundled CLI (scripts/bundle-cli.ts) beside the built one, when the build made it: a faster start. */
+const bundled = new URL("../cli/outlive.js", import.meta.url);
+
 try {
-  await import("./outlive.ts");
+  if (import.meta.url.endsWith(".js") && existsSync(bundled)) await import(bundled.href);
+  else await import("./outlive.ts");
 } catch (error) {
   const errno = (error as { code?: unknown }).code;
   if (typeof errno !== "string" || !/^E[A-Z0-9]+$/.test(errno)) throw error;

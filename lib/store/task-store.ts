@@ -5,7 +5,7 @@ import { storagePaths, taskPaths, type TaskPaths } from "./layout.ts";
 import { prepareStorage } from "./open-storage.ts";
 import type { RecordProblem } from "./parse-record.ts";
 import { listQuarantined, quarantineTask } from "./quarantine.ts";
-import { type ReadResult, readTaskRecord } from "./read-record.ts";
+import { entryKindOfDirent, type ReadResult, readTaskRecord, type TaskEntryKind } from "./read-record.ts";
 import { RecordWriter } from "./record-writer.ts";
 import type { ReservePool } from "./reserve-pool.ts";
 import { isTerminal, type TaskRecord } from "./record.ts";
@@ -109,14 +109,20 @@ export class TaskStore {
   }
 
   /** Reads one record; says what is wrong rather than throwing (see readTaskRecord). */
-  async read(id: string): Promise<ReadResult> {
-    return readTaskRecord(this.root, id, this.paths(id));
+  async read(id: string, entry?: TaskEntryKind): Promise<ReadResult> {
+    return readTaskRecord(this.root, id, this.paths(id), entry);
   }
 
   /** Ids of every task directory (including unreadable ones). */
   async ids(): Promise<string[]> {
+    return (await this.entries()).map((e) => e.id);
+  }
+
+  /** Every entry of `tasks/` with what the listing says it is (undefined where the file system does not say). */
+  private async entries(): Promise<{ id: string; kind: TaskEntryKind | undefined }[]> {
     try {
-      return (await readdir(storagePaths(this.root).tasks)).filter((name) => !name.startsWith("."));
+      const listed = await readdir(storagePaths(this.root).tasks, { withFileTypes: true });
+      return listed.filter((d) => !d.name.startsWith(".")).map((d) => ({ id: d.name, kind: entryKindOfDirent(d) }));
     } catch (error) {
       // A read-only view of a storage never made holds no tasks; a writable open made `tasks/` already.
       if (this.readOnly && (error as { code?: string }).code === "ENOENT") return [];
@@ -132,13 +138,13 @@ export class TaskStore {
    */
   async loadAll(options: { quarantine?: boolean; concurrency?: number } = {}): Promise<{ records: TaskRecord[]; unreadable: UnreadableTask[] }> {
     const concurrency = options.concurrency ?? 64;
-    const ids = await this.ids();
+    const entries = await this.entries();
     const records: TaskRecord[] = [];
     const unreadable: UnreadableTask[] = [];
-    await forEachBounded(ids, concurrency, async (id) => {
+    await forEachBounded(entries, concurrency, async ({ id, kind }) => {
       let result: ReadResult;
       try {
-        result = await this.read(id);
+        result = await this.read(id, kind);
       } catch (error) {
         if ((error as OutliveError).code === "E_NO_TASK") return; // removed while we listed
         throw error;

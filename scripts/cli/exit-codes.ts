@@ -42,10 +42,12 @@ export interface ReportedError {
  * ```
  */
 export function reportedError(error: unknown): ReportedError | null {
-  if (error instanceof UsageError) return { code: "E_USAGE", message: error.message, exitCode: EXIT.usage };
-  if (error instanceof OutliveError) {
-    const code = String(error.code);
-    return { code, message: error.message, exitCode: OWN_CODES[code] ?? (USAGE_CODES.has(code) ? EXIT.usage : EXIT.failed) };
+  // Told by name as well as by class: the bundled CLI (scripts/bundle-cli.ts) runs `scenario` from the
+  // unbundled modules, whose UsageError and OutliveError are classes of their own.
+  if (error instanceof UsageError || isNamed(error, "UsageError")) return { code: "E_USAGE", message: (error as Error).message, exitCode: EXIT.usage };
+  if (error instanceof OutliveError || (isNamed(error, "OutliveError") && typeof (error as { code?: unknown }).code === "string")) {
+    const code = String((error as OutliveError).code);
+    return { code, message: (error as Error).message, exitCode: OWN_CODES[code] ?? (USAGE_CODES.has(code) ? EXIT.usage : EXIT.failed) };
   }
   // A system call refused (EMFILE with too few descriptors, say): its errno, not a stack.
   const errno = (error as { code?: unknown })?.code;
@@ -54,6 +56,10 @@ export function reportedError(error: unknown): ReportedError | null {
     return { code: errno, message: `${(error as Error).message}${hint}`, exitCode: EXIT.failed };
   }
   return null;
+}
+
+function isNamed(error: unknown, name: string): error is Error {
+  return error instanceof Error && error.name === name;
 }
 
 /** Whether the command's own arguments (not a task's, after `--`) ask for JSON. */

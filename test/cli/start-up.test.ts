@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -26,14 +26,22 @@ register("data:text/javascript," + encodeURIComponent(\`
 
 /** The CLI with the recorder; returns what it printed and every module URL it resolved. */
 async function loaded(name: string, ...args: string[]): Promise<{ out: string; modules: string[] }> {
+  return loadedFrom(CLI, name, ...args);
+}
+
+async function loadedFrom(entry: string, name: string, ...args: string[]): Promise<{ out: string; modules: string[] }> {
   const list = join(dir, `${name}.txt`);
   writeFileSync(list, "");
-  const { stdout } = await promisify(execFile)(process.execPath, ["--import", recorder, CLI, ...args], {
+  const { stdout } = await promisify(execFile)(process.execPath, ["--import", recorder, entry, ...args], {
     env: { ...process.env, OUTLIVE_TEST_MODULES: list },
     timeout: 30_000,
   });
   return { out: stdout, modules: readFileSync(list, "utf8").split("\n").filter(Boolean) };
 }
+
+// The installed `outlive`: the package's bin, which runs the bundle (scripts/bundle-cli.ts) when the build made it.
+const BIN = join(import.meta.dirname, "..", "..", "dist", "scripts", "bin.js");
+const BUNDLE = join(import.meta.dirname, "..", "..", "dist", "cli", "outlive.js");
 
 const HEAVY = [/\/node_modules\/typescript\//, /\/node_modules\/smol-toml\//, /\/dist\/lib\/census\//, /\/dist\/harness\//, /\/dist\/lib\/mod\.js$/];
 
@@ -55,5 +63,26 @@ describe("start-up", () => {
     expect(modules.some((m) => m.endsWith("/dist/scripts/commands/ps.js"))).toBe(true);
     expect(modules.filter((m) => /\/dist\/scripts\/commands\//.test(m) && !m.endsWith("/ps.js"))).toEqual([]);
     for (const heavy of HEAVY) expect(modules.filter((m) => heavy.test(m)), String(heavy)).toEqual([]);
+  });
+
+  it("the installed outlive runs ps from the bundle: no module of dist/lib or dist/scripts/commands is loaded one by one", async () => {
+    expect(existsSync(BUNDLE), `no bundle at ${BUNDLE}: npm run build (and npm test) make it`).toBe(true);
+    const storage = join(dir, "storage-bin");
+    await promisify(execFile)(process.execPath, [CLI, "run", "--storage", storage, "--", "true"]);
+    const { out, modules } = await loadedFrom(BIN, "bin-ps", "ps", "--storage", storage);
+    expect(out).toContain("ID");
+    expect(modules.some((m) => m.endsWith("/dist/cli/outlive.js"))).toBe(true);
+    expect(modules.filter((m) => /\/dist\/(lib|scripts\/commands|scripts\/cli)\//.test(m))).toEqual([]);
+    for (const heavy of HEAVY) expect(modules.filter((m) => heavy.test(m)), String(heavy)).toEqual([]);
+  });
+
+  it("the installed outlive's scenario command (run unbundled) reports a usage error in one line, exit 2", async () => {
+    const r = await promisify(execFile)(process.execPath, [BIN, "scenario", "run", "--bogus"]).then(
+      () => ({ code: 0, stderr: "" }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/^outlive scenario: unknown flag --bogus/);
   });
 });
