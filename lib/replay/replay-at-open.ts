@@ -7,6 +7,7 @@ import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import type { EvidenceSource } from "./evidence-source.ts";
 import { replayAll } from "./replay-all.ts";
+import { readCommandPid } from "../spawn/command-pid.ts";
 
 /** What replay found when the supervisor opened. */
 export interface ReplayReport {
@@ -107,6 +108,9 @@ async function recordFound(record: TaskRecord, found: LocatedTask, o: ReplayAtOp
     startedAt: (processStartedAt(found.startTime)?.toISOString()) ?? record.startedAt ?? record.createdAt,
     location: found.location,
   };
+  // A spawn cut short before its running record had no commandPid yet; the wrapper wrote it all the same.
+  const commandPid = record.commandPid ?? readCommandPid(record, o.store.paths(record.id));
+  if (commandPid !== null && commandPid !== undefined) running.commandPid = commandPid;
   o.table.claim(running);
   if (!o.apply) return running;
   await o.store.write(running);

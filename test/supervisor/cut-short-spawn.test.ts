@@ -22,7 +22,8 @@ async function cutShortAndReopen(options: SupervisorOptions): Promise<{ task: Ta
   const first = await Supervisor.open(options);
   const task = await first.run({ id: "cut-short", argv: ["sleep", "30"] });
   await first.close();
-  const starting: TaskRecord = { ...task, state: "starting", pid: null, pgid: null, startTime: null, startedAt: null, location: {} };
+  const { commandPid: _, ...rest } = task;
+  const starting: TaskRecord = { ...rest, state: "starting", pid: null, pgid: null, startTime: null, startedAt: null, location: {} };
   await writeFileAtomic(join(first.store.root, "tasks", task.id, "record.json"), `${JSON.stringify(starting)}\n`);
   return { task, second: await Supervisor.open(options) };
 }
@@ -39,6 +40,11 @@ describe("a spawn cut short before the pid was recorded", () => {
       expect(adopted.location.cgroupDir).toBe(task.location.cgroupDir);
       const onDisk = JSON.parse(readFileSync(join(storage, "tasks", "cut-short", "record.json"), "utf8"));
       expect(onDisk.pid).toBe(task.pid);
+      // The wrapper wrote the command's pid before the record could: the adopted record has it again.
+      expect(task.commandPid).toBeGreaterThan(0);
+      expect(adopted.commandPid).toBe(task.commandPid);
+      expect(onDisk.commandPid).toBe(task.commandPid);
+      expect(readFileSync(`/proc/${task.commandPid}/cmdline`, "utf8").split("\0")[0]).toBe("sleep");
       const { record } = await second.kill("cut-short");
       expect(record.state).toBe("killed");
       expect(isRunning(task.pid!)).toBe(false);
