@@ -1,12 +1,11 @@
-import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
+import { outliveIn } from "../support/cli.ts";
 
 // Finished tasks a CLI user started can go; a holder's completions are never taken from it.
-const CLI = join(import.meta.dirname, "..", "..", "dist", "scripts", "outlive.js");
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -18,13 +17,7 @@ function fresh(): string {
   return storage;
 }
 
-/** The CLI in a process of its own, as a shell would run it (the storage named before a `--`). */
-function outlive(storage: string, command: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, command, "--storage", storage, ...args], { timeout: 60_000 }, (error, out, err) =>
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, out, err }));
-  });
-}
+const outlive = outliveIn;
 
 const record = (storage: string, id: string) => JSON.parse(readFileSync(join(storage, "tasks", id, "record.json"), "utf8"));
 

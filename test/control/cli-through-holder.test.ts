@@ -1,12 +1,12 @@
-import { execFile, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { controlSocketPath } from "../../lib/mod.ts";
+import { outliveIn } from "../support/cli.ts";
 
-const CLI = join(__dirname, "..", "..", "dist", "scripts", "outlive.js");
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -18,13 +18,7 @@ function fresh(): string {
   return storage;
 }
 
-/** The CLI in a process of its own, as a shell would run it. */
-function outlive(storage: string, command: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, command, "--storage", storage, ...args], { timeout: 60_000 }, (error, out, err) =>
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, out, err }));
-  });
-}
+const outlive = outliveIn;
 
 async function holder(storage: string): Promise<ModuleProcess> {
   const module = await ModuleProcess.start({ storage, placement: "process-group", livenessMs: 100 });
