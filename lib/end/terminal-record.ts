@@ -27,8 +27,11 @@ export interface TaskEnd {
  * ```
  */
 export function terminalRecord(current: TaskRecord, end: TaskEnd, output: OutputSummary, reasonTail: string, now: Date): TaskRecord {
-  const finishedAt = end.finishedAt ?? now.toISOString();
   const started = current.startedAt === null ? NaN : Date.parse(current.startedAt);
+  // Never before the start: a marker's file time is the kernel's coarse clock (up to a tick early), so a task
+  // shorter than a tick can read as ending before it began.
+  const evidence = end.finishedAt ?? now.toISOString();
+  const finishedAt = !Number.isNaN(started) && Date.parse(evidence) < started ? current.startedAt! : evidence;
   return {
     ...current,
     state: end.state,
@@ -37,7 +40,7 @@ export function terminalRecord(current: TaskRecord, end: TaskEnd, output: Output
     finishedAt,
     finishedAtSource: end.finishedAtSource ?? "seen-gone",
     endedAfter: end.endedAfter ?? null,
-    // Never negative: a marker's file time and a start read in clock ticks are each cut a few ms short.
+    // Never negative, as above.
     durationMs: Number.isNaN(started) ? null : Math.max(0, Date.parse(finishedAt) - started),
     lastOutputAt: output.lastOutputAt,
     outputTail: output.tail,

@@ -92,8 +92,9 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
     pgid: spawned.pid,
     // A task that already ended has no start time left to read; its exit marker tells the rest.
     startTime: live?.startTime ?? null,
-    // When the process itself started (the kernel's word), else the moment its spawn completed.
-    startedAt: ((live && processStartedAt(live.startTime)) || spawnedAt).toISOString(),
+    // When the process itself started: the kernel's word (in clock ticks, within about 10 ms), held to the
+    // window this process saw it start in (just before spawn() to its spawn event), else that window's end.
+    startedAt: new Date(startedWithin((live && processStartedAt(live.startTime)) || spawnedAt, spawned.startedWithin)).toISOString(),
   };
   input.spawned(record);
   return { record: await awaitPlaced(record, placement), child: spawned.child };
@@ -115,4 +116,9 @@ async function awaitPlaced(record: TaskRecord, placement: Placement): Promise<Ta
     }
     await new Promise((r) => setTimeout(r, 2));
   }
+}
+
+/** `at` held to the window a process was seen to start in: a start read in clock ticks may fall a tick outside it. */
+export function startedWithin(at: Date, window: { after: number; before: number }): number {
+  return Math.min(Math.max(at.getTime(), window.after), window.before);
 }

@@ -7,6 +7,12 @@ import { type TaskPaths, timedOutReservePath } from "../store/layout.ts";
 export interface SpawnedTask {
   pid: number;
   child: ChildProcess;
+  /**
+   * The window the process started in, wall-clock ms: just before `spawn()`
+   * was called, and when its `spawn` event came. Tighter than the kernel's
+   * start time (clock ticks, 10 ms), which it bounds.
+   */
+  startedWithin: { after: number; before: number };
 }
 
 /**
@@ -22,6 +28,7 @@ export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS
   const handles: FileHandle[] = [];
   let child: ChildProcess;
   let started: Promise<void>;
+  let after = 0;
   try {
     // Made on the thread pool, side by side: a create can wait behind the file system's journal commit (another
     // task's end being flushed), and on the main thread that wait stalled every other task (38% of the main
@@ -38,6 +45,7 @@ export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS
     const [exitFile, out, err] = handles;
     // Through a second open: fd 3's own offset must stay at 0 for the wrapper (Deno's positioned write moves it).
     await writeFile(opts.paths.exit, EXIT_MARKER_PLACEHOLDER, { flag: "r+" });
+    after = Date.now();
     child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
       env: opts.env,
@@ -58,7 +66,8 @@ export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS
     await Promise.all(handles.map((h) => h.close()));
   }
   await started;
+  const before = Date.now();
   // The supervisor may exit while the task runs on.
   child.unref();
-  return { pid: child.pid!, child };
+  return { pid: child.pid!, child, startedWithin: { after, before } };
 }

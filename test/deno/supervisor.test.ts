@@ -25,7 +25,7 @@ Deno.test("spawn: arguments arrive byte for byte and the exit code is real", asy
     const markerAt = statSync(join(storage, "tasks", task.id, "io", "exit")).mtime!.getTime();
     assert.ok(Math.abs(Date.parse(done.finishedAt!) - markerAt) <= 50, `finishedAt ${done.finishedAt} vs io/exit ${markerAt}`);
     // Read from /proc in clock ticks, so up to a tick before run began; never after the end.
-    assert.ok(Date.parse(done.startedAt!) >= Date.parse(done.createdAt) - 20 && done.startedAt! <= done.finishedAt!, `startedAt ${done.startedAt}`);
+    assert.ok(Date.parse(done.startedAt!) >= Date.parse(done.createdAt) - 20 && done.startedAt! <= done.finishedAt!, `startedAt ${done.startedAt} createdAt ${done.createdAt} finishedAt ${done.finishedAt}`);
     assert.equal(done.durationMs, Date.parse(done.finishedAt!) - Date.parse(done.startedAt!));
   } finally {
     await sup.close();
