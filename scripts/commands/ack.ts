@@ -6,6 +6,7 @@ import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions 
 import { reachStorage } from "../cli/reach.ts";
 import { taskSummary, taskTable } from "../cli/task-table.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { forEachId } from "../cli/each-id.ts";
 
 export const ACK_HELP = `usage: outlive ack ID… [--json]
        outlive ack --all [--json]
@@ -32,6 +33,12 @@ export async function ackCommand(args: string[]): Promise<number> {
     viaHolder: { op: "ack", args: { id }, result: (r) => r as TaskRecord },
   }, lockWaitMs(values));
   let records: TaskRecord[] = [];
+  // Several ids go on past one that fails (its error said), as kill, wait and inspect do; the first failure's code.
+  const json = values.json === true;
+  const ackInto = async (id: string) => {
+    records.push(await ackOne(id));
+  };
+  let code = 0;
   if (values.all) {
     // With no holder, one open: replay first brings every record up to date (a task that ended while no supervisor ran is finished).
     const acked = await reachStorage(options, {
@@ -44,12 +51,12 @@ export async function ackCommand(args: string[]): Promise<number> {
       viaHolder: { op: "hello", args: {}, result: () => null },
     }, lockWaitMs(values));
     if (acked) records = acked;
-    else for (const id of await idsOnDisk(options.storage ?? defaultStorageRoot())) records.push(await ackOne(id));
+    else code = await forEachId("outlive ack", await idsOnDisk(options.storage ?? defaultStorageRoot()), json, ackInto);
   } else {
-    for (const id of positionals) records.push(await ackOne(id));
+    code = await forEachId("outlive ack", positionals, json, ackInto);
   }
   console.log(values.json ? JSON.stringify(records.map(taskSummary), null, 2) : taskTable(records));
-  return 0;
+  return code;
 }
 
 async function idsOnDisk(root: string): Promise<string[]> {

@@ -49,6 +49,20 @@ describe("commands that take several ids", () => {
     expect(unknown.err).toContain('No task "nosuch"');
   });
 
+  it("ack ID… acknowledges each; an unknown or live one is said and exits 1 while the others are still acknowledged", () => {
+    expect(outlive("run", "--id", "a1", "--", "true").code).toBe(0);
+    expect(outlive("run", "--id", "a2", "--", "true").code).toBe(0);
+    expect(outlive("run", "--id", "alive", "--", "sleep", "300").code).toBe(0);
+    expect(outlive("wait", "a1", "a2").code).toBe(0);
+    const r = outlive("ack", "a1", "nosuch", "alive", "a2", "--json");
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).map((t: { id: string }) => t.id)).toEqual(["a1", "a2"]);
+    expect(r.err.trim().split("\n").map((l) => JSON.parse(l).error.code)).toEqual(["E_NO_TASK", "E_TASK_LIVE"]);
+    for (const id of ["a1", "a2"]) expect(JSON.parse(outlive("inspect", id, "--json").out).acknowledgedAt).not.toBeNull();
+    expect(JSON.parse(outlive("inspect", "alive", "--json").out).acknowledgedAt).toBeNull();
+    expect(outlive("kill", "alive").code).toBe(0);
+  });
+
   it("wait --timeout is one deadline for all: a task still running then gives 124", () => {
     expect(outlive("run", "--id", "slow", "--", "sleep", "300").code).toBe(0);
     const r = outlive("wait", "ok", "slow", "--timeout", "1s", "--json");
