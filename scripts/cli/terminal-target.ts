@@ -1,5 +1,10 @@
-import { type PtyPaths, type TaskRecord, taskPaths, defaultStorageRoot, terminalOf } from "../../lib/mod.ts";
-import type { SupervisorOptions } from "../../lib/mod.ts";
+// Deep imports, not lib/mod.ts: a command loads only what it uses (not the census and its TOML parser).
+import type { PtyPaths } from "../../lib/pty/holder.ts";
+import { terminalOf } from "../../lib/pty/task-terminal.ts";
+import { taskPaths } from "../../lib/store/layout.ts";
+import type { TaskRecord } from "../../lib/store/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import type { SupervisorOptions } from "../../lib/supervisor/options.ts";
 import { viewStorage } from "./storage-view.ts";
 import { noSuchTask } from "./no-such-task.ts";
 import { UsageError } from "./usage-error.ts";

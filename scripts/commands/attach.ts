@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { controls, openTerminal, readPtyInfo, resizeTerminal } from "../../lib/mod.ts";
+import { controls, openTerminal, readPtyInfo, resizeTerminal } from "../../lib/pty/terminal.ts";
 import { readExitMarkerNow } from "../../lib/observe/exit-marker.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";

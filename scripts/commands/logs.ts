@@ -1,3 +1,4 @@
+// Deep imports, not lib/mod.ts: a command loads only what it uses (not the census and its TOML parser).
 import { existsSync, readFileSync } from "node:fs";
 import { readExitMarkerNow } from "../../lib/observe/exit-marker.ts";
 import {
@@ -10,7 +11,13 @@ import {
   type OutputStream,
   streamFiles,
 } from "../../lib/output/mod.ts";
-import { checkTaskId, defaultStorageRoot, inspectPid, isTerminal, OutliveError, parseRecord, type TaskPaths, taskPaths } from "../../lib/mod.ts";
+import { OutliveError } from "../../lib/errors.ts";
+import { inspectPid } from "../../lib/proc/identity.ts";
+import { type TaskPaths, taskPaths } from "../../lib/store/layout.ts";
+import { parseRecord } from "../../lib/store/parse-record.ts";
+import { isTerminal } from "../../lib/store/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import { checkTaskId } from "../../lib/store/task-id.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { checkStoragePath } from "../cli/storage-path.ts";
 import { UsageError } from "../cli/usage-error.ts";

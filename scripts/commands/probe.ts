@@ -1,4 +1,4 @@
-import { choosePlacement, makePlacements } from "../../lib/mod.ts";
+import { choosePlacement, makePlacements } from "../../lib/placement/choose.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { formatTable } from "../cli/table.ts";
 

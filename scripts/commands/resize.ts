@@ -1,4 +1,5 @@
-import { checkPtySize, resizeTerminal } from "../../lib/mod.ts";
+import { checkPtySize } from "../../lib/pty/size.ts";
+import { resizeTerminal } from "../../lib/pty/terminal.ts";
 import { help, number, parseFlags } from "../cli/flags.ts";
 import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { terminalTarget } from "../cli/terminal-target.ts";

@@ -1,4 +1,5 @@
-import { unescapeKeys, writeTerminal } from "../../lib/mod.ts";
+import { unescapeKeys } from "../../lib/pty/escapes.ts";
+import { writeTerminal } from "../../lib/pty/terminal.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { terminalTarget } from "../cli/terminal-target.ts";

@@ -76,6 +76,17 @@ describe("start-up", () => {
     for (const heavy of HEAVY) expect(modules.filter((m) => heavy.test(m)), String(heavy)).toEqual([]);
   });
 
+  it("the installed outlive's wait and logs load neither the census, a compiler nor the TOML parser", async () => {
+    const storage = join(dir, "storage-wait");
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, "run", "--storage", storage, "--", "echo", "hi"]);
+    const id = stdout.trim();
+    for (const command of ["wait", "logs"]) {
+      const { out, modules } = await loadedFrom(BIN, `bin-${command}`, command, "--storage", storage, id);
+      expect(out.length, command).toBeGreaterThan(0);
+      for (const heavy of HEAVY) expect(modules.filter((m) => heavy.test(m)), `${command}: ${heavy}`).toEqual([]);
+    }
+  });
+
   it("the installed outlive's scenario command (run unbundled) reports a usage error in one line, exit 2", async () => {
     const r = await promisify(execFile)(process.execPath, [BIN, "scenario", "run", "--bogus"]).then(
       () => ({ code: 0, stderr: "" }),
