@@ -62,7 +62,8 @@ export function choosePrune(records: readonly TaskRecord[], rule: PruneRule, now
  * ```
  */
 export function heldForAck(records: Iterable<TaskRecord>, rule: PruneRule): number {
+  if (rule.unacknowledged) return 0;
   let n = 0;
-  for (const r of records) if (isTerminal(r.state) && !removable(r, { unacknowledged: false }) && !rule.unacknowledged) n++;
+  for (const r of records) if (isTerminal(r.state) && !removable(r, rule)) n++;
   return n;
 }
