@@ -7,6 +7,7 @@ import { reachStorage } from "../cli/reach.ts";
 import { taskSummary, taskTable } from "../cli/task-table.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { forEachId } from "../cli/each-id.ts";
+import { checkStoragePath } from "../cli/storage-path.ts";
 
 export const ACK_HELP = `usage: outlive ack ID… [--json]
        outlive ack --all [--json]
@@ -28,6 +29,8 @@ export async function ackCommand(args: string[]): Promise<number> {
   if (values.all && positionals.length > 0) throw new UsageError("ack takes task ids or --all, not both");
   if (!values.all && positionals.length === 0) throw new UsageError("ack takes one or more task ids, or --all");
   const options = supervisorOptions(values);
+  // A storage that is not there is said once, not once an id.
+  checkStoragePath(options.storage ?? defaultStorageRoot(), { creates: false });
   const ackOne = (id: string) => reachStorage(options, {
     direct: (sup) => sup.ack(id),
     viaHolder: { op: "ack", args: { id }, result: (r) => r as TaskRecord },
@@ -55,7 +58,8 @@ export async function ackCommand(args: string[]): Promise<number> {
   } else {
     code = await forEachId("outlive ack", positionals, json, ackInto);
   }
-  console.log(values.json ? JSON.stringify(records.map(taskSummary), null, 2) : taskTable(records));
+  // Nothing acknowledged and something failed: the errors said it all (stdout stays empty, as for one id).
+  if (code === 0 || records.length > 0) console.log(values.json ? JSON.stringify(records.map(taskSummary), null, 2) : taskTable(records));
   return code;
 }
 
