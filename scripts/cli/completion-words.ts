@@ -127,5 +127,17 @@ export const COMPLETION: Record<string, CompletedCommand> = {
       { name: "help", short: "h" },
     ],
   },
+  mcp: {
+    about: "an MCP server for agents: durable background tasks as tools",
+    flags: [
+      ...STORAGE_FLAGS.filter((f) => f.name !== "json"),
+      { name: "http", value: "value" },
+      { name: "token-file", value: "file" },
+      { name: "max-request-bytes", value: "value" },
+      { name: "wait-default", value: "value" },
+      { name: "wait-max", value: "value" },
+      { name: "output-bytes", value: "value" },
+    ],
+  },
   completion: { about: "print a shell completion script", subcommands: ["bash", "zsh", "fish"], flags: [{ name: "help", short: "h" }] },
 };

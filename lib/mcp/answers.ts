@@ -1,0 +1,100 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { isTerminal, type TaskRecord } from "../store/record.ts";
+
+/**
+ * What each tool answers: text a model reads first (the task's state and
+ * the record's own `reason`, never a guess), and the same as
+ * `structuredContent` for a program. Pure: records in, results out.
+ */
+
+/** The last output a task's answer quotes, at most this many characters (the record keeps more). */
+const TAIL_CHARS = 2000;
+
+/** One task, in words. */
+export function taskAnswer(record: TaskRecord, lead = ""): CallToolResult {
+  return result(`${lead}${describeTask(record)}`, { task: record });
+}
+
+/** `wait_task`: the task, and whether it ended before the time ran out. */
+export function waitAnswer(record: TaskRecord, timeoutSeconds: number): CallToolResult {
+  const ended = isTerminal(record.state);
+  const lead = ended ? "" : `Still ${record.state} after waiting ${timeoutSeconds} s; call wait_task again to keep waiting.\n`;
+  return result(`${lead}${describeTask(record)}`, { task: record, ended });
+}
+
+/** `list_tasks`: one line a task, oldest first. */
+export function listAnswer(records: TaskRecord[], filter: string): CallToolResult {
+  const text = records.length === 0 ? `No tasks${filter}.` : [`${records.length} task${records.length === 1 ? "" : "s"}${filter}, oldest first:`, ...records.map(taskLine)].join("\n");
+  return result(text, { tasks: records });
+}
+
+/** `kill_task`: what the kill did, and the task as it is now. */
+export function killAnswer(record: TaskRecord, how: string): CallToolResult {
+  return result(`How it was ended: ${how}.\n${describeTask(record)}`, { task: record, how });
+}
+
+/** A chunk of output from `output`, as text. */
+export interface OutputChunk {
+  id: string;
+  stream: string;
+  offset: number;
+  missed: number;
+  next: number;
+  size: number;
+  done: boolean;
+  text: string;
+}
+
+/** `task_output`: the text, and where to continue. */
+export function outputAnswer(chunk: OutputChunk): CallToolResult {
+  const head = [
+    `${chunk.stream} of task ${chunk.id}, bytes ${chunk.offset}–${chunk.next} of ${chunk.size}`,
+    chunk.missed > 0 ? ` (${chunk.missed} earlier bytes were dropped by the task's output bound)` : "",
+    chunk.done ? "; that is all: the task has ended." : chunk.next < chunk.size ? `; more follows: call task_output with from=${chunk.next}.` : `; the task still runs: call task_output with from=${chunk.next} later for more.`,
+  ].join("");
+  return result(chunk.text === "" ? `${head}\n(no new output)` : `${head}\n${chunk.text}`, { ...chunk });
+}
+
+/** `send_input`: how many bytes reached the terminal. */
+export function inputAnswer(id: string, bytes: number): CallToolResult {
+  return result(`Typed ${bytes} byte${bytes === 1 ? "" : "s"} into task ${id}'s terminal.`, { id, bytes });
+}
+
+/** A tool's failure: what went wrong, with outlive's code, as a tool error the model sees. */
+export function errorAnswer(tool: string, error: unknown): CallToolResult {
+  const message = error instanceof Error ? error.message : String(error);
+  const data = (error as { data?: { code?: unknown } }).data;
+  const own = (error as { code?: unknown }).code;
+  const code = typeof data?.code === "string" ? data.code : typeof own === "string" ? own : typeof own === "number" ? String(own) : "E_INTERNAL";
+  return { ...result(`${tool} failed: ${message} [${code}]`, { error: { code, message } }), isError: true };
+}
+
+/** A task in a few sentences: what it runs, its state and why, and its last output once it ended. */
+export function describeTask(r: TaskRecord): string {
+  const lines = [taskLine(r)];
+  if (r.key !== null) lines.push(`Key: ${r.key}${r.generation === null ? "" : `, generation ${r.generation}`}.`);
+  if (isTerminal(r.state)) {
+    if (r.finishedAt) lines.push(`Finished at ${r.finishedAt}${typeof r.durationMs === "number" ? ` after ${r.durationMs} ms` : ""}.`);
+    lines.push(r.acknowledgedAt ? `Acknowledged at ${r.acknowledgedAt}.` : "Not acknowledged yet: call ack_task once you have used this result.");
+    const tail = r.outputTail?.trimEnd() ?? "";
+    if (tail !== "") lines.push(`Last output:\n${tail.length > TAIL_CHARS ? `…${tail.slice(-TAIL_CHARS)}` : tail}`);
+  } else {
+    if (r.state === "killing" && r.killReason) lines.push(`Being killed: ${r.killReason}.`);
+    lines.push(`Started at ${r.startedAt ?? r.createdAt}; deadline ${r.deadlineAt}${r.deadlineIsTimeout ? " (its timeout)" : " (the default ceiling)"}.`);
+  }
+  return lines.join("\n");
+}
+
+/** One line: id, state (with the exit code), pid or reason, and the command. */
+function taskLine(r: TaskRecord): string {
+  const command = "argv" in r.command ? JSON.stringify(r.command.argv) : JSON.stringify(r.command.shell);
+  if (!isTerminal(r.state)) return `Task ${r.id} is ${r.state}${r.pid === null ? "" : ` (pid ${r.commandPid ?? r.pid})`}: ${command}.`;
+  const reason = r.reason ?? "no reason recorded";
+  // The reason usually names the exit code already ("exited with code 3"); it is said once.
+  const code = r.exitCode === null ? "no exit code; " : reason.includes(`code ${r.exitCode}`) ? "" : `exit code ${r.exitCode}; `;
+  return `Task ${r.id} is ${r.state} (${code}${reason}): ${command}.`;
+}
+
+function result(text: string, structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: "text", text }], structuredContent: structured };
+}
