@@ -31,7 +31,7 @@ share a storage: the first holds it, the others go through its control socket.
                         holding a random token when absent; refused when a symlink, another user's, or
                         readable or writable by group or others)
   --max-request-bytes N the largest HTTP request body read (default ${DEFAULT_MAX_REQUEST_BYTES})
-  --wait-default DURATION  wait_task's timeout when the call gives none (default ${DEFAULT_TOOL_LIMITS.waitDefaultSeconds}s)
+  --wait-default DURATION  wait_task's timeout when the call gives none (default ${DEFAULT_TOOL_LIMITS.waitDefaultSeconds}s, or --wait-max if lower)
   --wait-max DURATION   the longest wait_task may wait in one call; keep it below your client's tool
                         timeout (default ${DEFAULT_TOOL_LIMITS.waitMaxSeconds}s; Codex's default tool timeout is 60 s)
   --output-bytes N      task_output's chunk when the call gives none (default ${DEFAULT_TOOL_LIMITS.outputDefaultBytes})
@@ -56,9 +56,11 @@ export async function mcpCommand(args: string[]): Promise<number> {
   if (address === null && values["token-file"] !== undefined) throw new UsageError("--token-file is the token of --http; stdio needs none (it belongs to the process that started the server)");
   if (address === null && values["max-request-bytes"] !== undefined) throw new UsageError("--max-request-bytes bounds --http's requests; give --http too");
   const maxRequestBytes = values["max-request-bytes"] === undefined ? DEFAULT_MAX_REQUEST_BYTES : wholeNumber("--max-request-bytes", values["max-request-bytes"], 1024);
+  const waitMaxSeconds = values["wait-max"] === undefined ? DEFAULT_TOOL_LIMITS.waitMaxSeconds : seconds("--wait-max", values["wait-max"]);
   const limits: ToolLimits = {
-    waitDefaultSeconds: values["wait-default"] === undefined ? DEFAULT_TOOL_LIMITS.waitDefaultSeconds : seconds("--wait-default", values["wait-default"]),
-    waitMaxSeconds: values["wait-max"] === undefined ? DEFAULT_TOOL_LIMITS.waitMaxSeconds : seconds("--wait-max", values["wait-max"]),
+    // A --wait-max below the default wait makes it the default too; only both given at odds is refused.
+    waitDefaultSeconds: values["wait-default"] === undefined ? Math.min(DEFAULT_TOOL_LIMITS.waitDefaultSeconds, waitMaxSeconds) : seconds("--wait-default", values["wait-default"]),
+    waitMaxSeconds,
     outputDefaultBytes: values["output-bytes"] === undefined ? DEFAULT_TOOL_LIMITS.outputDefaultBytes : wholeNumber("--output-bytes", values["output-bytes"], 1),
     cwd: process.cwd(),
   };
