@@ -6,7 +6,7 @@ import type { OutputStream } from "../output/request.ts";
 import { ALL_STATES, isTerminal, type TaskRecord, type TaskState } from "../store/record.ts";
 import type { DrainReason, Supervisor } from "../supervisor/supervisor.ts";
 import { badParam, optionalBoolean, optionalInteger, optionalString, paramsOf, taskId } from "./params.ts";
-import { PROTOCOL_VERSIONS, RPC_ERRORS, RpcError } from "./protocol.ts";
+import { agreedVersion, RPC_ERRORS, RpcError } from "./protocol.ts";
 
 /** What a session says of itself in `initialize`. */
 export interface ServerIdentity {
@@ -161,12 +161,7 @@ export class LocalSession {
   }
 
   private initialize(p: Record<string, unknown>): unknown {
-    const version = p.protocolVersion;
-    if (typeof version !== "string" || !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
-      throw new RpcError(RPC_ERRORS.invalidParams, `initialize: this server speaks protocol ${PROTOCOL_VERSIONS.map((v) => JSON.stringify(v)).join(", ")}, not ${JSON.stringify(version)}`, {
-        code: "E_PROTOCOL_VERSION", param: "protocolVersion", supported: [...PROTOCOL_VERSIONS],
-      });
-    }
+    const version = agreedVersion(p);
     const sup = this.sup;
     return {
       protocolVersion: version,
@@ -273,7 +268,8 @@ export class LocalSession {
     const start = (s: OutputStream) => (typeof from === "number" ? from : ((from as Partial<Record<OutputStream, number>> | undefined)?.[s] ?? 0));
     const next: Partial<Record<OutputStream, number>> = Object.fromEntries((stream === "both" ? STREAMS : [stream]).map((s) => [s, start(s)]));
     const stopped = new Promise<"stopped">((resolve) => stop.signal.addEventListener("abort", () => resolve("stopped"), { once: true }));
-    void (async () => {
+    // Started once the answer is out (after this turn's writes): the peer learns the followId before its first chunk.
+    void new Promise((r) => setTimeout(r, 0)).then(async () => {
       const iterator = chunks[Symbol.asyncIterator]();
       let reason: string | undefined;
       try {
@@ -296,7 +292,7 @@ export class LocalSession {
         this.follows.delete(followId);
       }
       await this.options.notify("output", { followId, id, end: true, next, ...(reason ? { reason } : {}) });
-    })();
+    });
     return { followId };
   }
 }

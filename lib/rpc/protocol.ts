@@ -78,3 +78,23 @@ export function fromRpcError(error: { code: number; message: string; data?: unkn
   if (typeof code === "string" && code.startsWith("E_")) return new OutliveError(code as never, error.message);
   return new RpcError(error.code, error.message, error.data as Record<string, unknown> | undefined);
 }
+
+/**
+ * The version an `initialize` asks for, when this server speaks it; else the
+ * refusal, with the versions it speaks. Pure.
+ *
+ * @example
+ * ```ts
+ * import { agreedVersion } from "./protocol.ts";
+ * console.log(agreedVersion({ protocolVersion: "1" })); // "1"
+ * try { agreedVersion({ protocolVersion: "9" }); } catch (e) { console.log((e as { data: unknown }).data); }
+ * // { code: "E_PROTOCOL_VERSION", param: "protocolVersion", supported: ["1"] }
+ * ```
+ */
+export function agreedVersion(params: unknown): string {
+  const version = (params as { protocolVersion?: unknown } | null)?.protocolVersion;
+  if (typeof version === "string" && (PROTOCOL_VERSIONS as readonly string[]).includes(version)) return version;
+  throw new RpcError(RPC_ERRORS.invalidParams, `initialize: this server speaks protocol ${PROTOCOL_VERSIONS.map((v) => JSON.stringify(v)).join(", ")}, not ${JSON.stringify(version)}`, {
+    code: "E_PROTOCOL_VERSION", param: "protocolVersion", supported: [...PROTOCOL_VERSIONS],
+  });
+}

@@ -5,7 +5,7 @@ import type { SupervisorOptions } from "../supervisor/options.ts";
 import { type DrainReason, Supervisor } from "../supervisor/supervisor.ts";
 import { outliveVersion } from "../version.ts";
 import { LocalSession } from "./local-session.ts";
-import { RPC_ERRORS, RpcError } from "./protocol.ts";
+import { agreedVersion, RPC_ERRORS, RpcError } from "./protocol.ts";
 import { connectHolder, type HolderConnection, NO_HOLDER } from "./socket-client.ts";
 
 export interface SessionOptions {
@@ -61,6 +61,8 @@ class ServeSession implements Session {
   private subscribed = false;
   private readonly follows = new Map<string, Follow>();
   private nextFollow = 1;
+  /** Output notifications that came before their follow's answer, by the backend's followId. */
+  private readonly early = new Map<string, unknown[]>();
   private closing = false;
   private takingOver: Promise<void> | null = null;
   private readonly log: (line: string) => void;
@@ -110,8 +112,10 @@ class ServeSession implements Session {
     if (this.takingOver) await this.takingOver;
     switch (method) {
       case "initialize": {
-        const answer = await this.forward(method, params) as Record<string, unknown>;
-        return { ...answer, role: this.backend.role };
+        const backend = this.backend;
+        // A client's connection to the holder was initialized when it was made; its answer is the holder's.
+        if (backend.role === "client") return { ...backend.connection.hello, protocolVersion: agreedVersion(params), role: "client" };
+        return this.forward(method, params);
       }
       case "drain":
         if (this.backend.role === "holder") return this.forward(method, params);
@@ -179,7 +183,13 @@ class ServeSession implements Session {
     if (method !== "output") return this.options.notify(method, params);
     const p = params as { followId: string; stream?: string; offset?: number; missed?: number; data?: string; end?: boolean };
     const entry = [...this.follows.entries()].find(([, f]) => f.inner === p.followId);
-    if (!entry) return true;
+    if (!entry) {
+      // A chunk that overtook its follow's answer waits for it, rather than being lost.
+      const early = this.early.get(p.followId) ?? [];
+      early.push(params);
+      this.early.set(p.followId, early);
+      return true;
+    }
     const [outer, follow] = entry;
     if (p.end) {
       // A follow the holder's end cut short resumes in the next holder; the peer is not told it ended.
@@ -201,7 +211,15 @@ class ServeSession implements Session {
     const next = Object.fromEntries(streams.map((s) => [s, typeof p.from === "number" ? p.from : (p.from?.[s] ?? 0)]));
     const outer = `s-${this.nextFollow++}`;
     this.follows.set(outer, { inner: answer.followId, id: p.id, stream, next });
+    this.passEarly(answer.followId);
     return { followId: outer };
+  }
+
+  private passEarly(inner: string): void {
+    const early = this.early.get(inner);
+    this.early.delete(inner);
+    // Passed on after this turn, so the peer has the follow's answer first.
+    if (early) setTimeout(() => early.forEach((params) => void this.passOn("output", params)), 0);
   }
 
   private async unfollow(params: unknown): Promise<unknown> {
@@ -222,6 +240,7 @@ class ServeSession implements Session {
       for (const follow of this.follows.values()) {
         const answer = await this.forward("output/follow", { id: follow.id, stream: follow.stream, from: follow.stream === "both" ? follow.next : follow.next[follow.stream] }) as { followId: string };
         follow.inner = answer.followId;
+        this.passEarly(answer.followId);
       }
       this.log(`now ${this.backend.role}`);
     })().finally(() => (this.takingOver = null));
