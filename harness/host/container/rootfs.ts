@@ -5,6 +5,7 @@ import { runCommand } from "./command.ts";
 import { ContainerError } from "./errors.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { requireRoot, requireTool } from "./preconditions.ts";
+import { checkCacheDir } from "./cache-dir.ts";
 import { PACKAGES, cacheEntryDir, recipeFor, recipeHash, setupScriptPath, type Recipe } from "./recipe.ts";
 import { removeTree } from "./mounts.ts";
 
@@ -42,7 +43,7 @@ export async function ensureRootfs(options: ResolvedOptions, log: Log = () => {}
   requireRoot();
   await requireTool("debootstrap", "debootstrap");
   await requireTool("chroot", "coreutils");
-  mkdirSync(options.cacheDir, { recursive: true });
+  checkCacheDir(options.cacheDir);
   await removeAbandonedBuilds(options.cacheDir, log);
 
   const temp = join(options.cacheDir, `${BUILDING_PREFIX}${basename(entry)}-${process.pid}-${Date.now()}`);
