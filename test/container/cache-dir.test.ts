@@ -49,3 +49,22 @@ describe("where root file systems are cached", () => {
     expect(() => checkCacheDir(theirs)).toThrow(/belongs to uid 4321, not this user/);
   });
 });
+
+describe("a cached root file system", () => {
+  it("is taken only when its recipe.json is this recipe: an entry left under the name by another outlive is rebuilt", async () => {
+    const { isReady } = await import("../../harness/host/container/rootfs.ts");
+    const { cacheEntryDir, recipeFor, recipeHash } = await import("../../harness/host/container/recipe.ts");
+    const { writeFileSync } = await import("node:fs");
+    const options = resolveOptions({ cacheDir: join(temp.dir, "entries") });
+    const recipe = recipeFor(options);
+    const hash = recipeHash(recipe);
+    const entry = cacheEntryDir(options.cacheDir, recipe);
+    mkdirSync(join(entry, "rootfs/usr/lib/systemd"), { recursive: true });
+    writeFileSync(join(entry, "rootfs/usr/lib/systemd/systemd"), "");
+    expect(isReady(entry, recipe, hash)).toBe(false); // no recipe.json: a build that never finished
+    writeFileSync(join(entry, "recipe.json"), JSON.stringify({ ...recipe, packages: [...recipe.packages, "extra"], hash }));
+    expect(isReady(entry, recipe, hash)).toBe(false);
+    writeFileSync(join(entry, "recipe.json"), JSON.stringify({ ...recipe, hash }, null, 2));
+    expect(isReady(entry, recipe, hash)).toBe(true);
+  });
+});

@@ -28,7 +28,7 @@ const BUILDING_PREFIX = ".building-";
  * A finished entry built from this very recipe: its recipe.json says so, not
  * its name alone (an entry some other outlive left under the name is rebuilt).
  */
-function isReady(entry: string, recipe: Recipe, hash: string): boolean {
+export function isReady(entry: string, recipe: Recipe, hash: string): boolean {
   let written: unknown;
   try {
     written = JSON.parse(readFileSync(join(entry, "recipe.json"), "utf8"));
