@@ -127,6 +127,7 @@ export const COMPLETION: Record<string, CompletedCommand> = {
       { name: "help", short: "h" },
     ],
   },
+  serve: { about: "a supervisor for a tool in any language: JSON-RPC 2.0 on stdin/stdout", flags: [...STORAGE_FLAGS, { name: "stdio" }, { name: "max-line-bytes", value: "value" }] },
   mcp: {
     about: "an MCP server for agents: durable background tasks as tools",
     flags: [
