@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+// Deno reads the SDK's types from these paths: its package maps `./*` to `*.d.ts`, which for a
+// `.js` subpath names `mcp.js.d.ts`; tsc finds `mcp.d.ts` anyway, Deno's check does not. Types only.
+// @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.d.ts"
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+// @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.d.ts"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+// @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { checkDoor, doorPolicy } from "./door-checks.ts";
 import { hostPort, isLoopback, type HttpAddress } from "./http-address.ts";
@@ -40,9 +45,11 @@ export interface HttpDoor {
  *
  * @example
  * ```ts
- * import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
  * import { openHttpDoor } from "./http-door.ts";
- * const door = await openHttpDoor({ address: { host: "127.0.0.1", port: 0 }, token: "a-long-enough-token", newServer: () => new McpServer({ name: "x", version: "0" }) });
+ * import { mcpServer } from "./server.ts";
+ * const limits = { waitDefaultSeconds: 30, waitMaxSeconds: 50, outputDefaultBytes: 16384, cwd: "/" };
+ * const newServer = () => mcpServer(async () => [], { version: "0.1.0", limits });
+ * const door = await openHttpDoor({ address: { host: "127.0.0.1", port: 0 }, token: "a-long-enough-token", newServer });
  * console.log(door.url.startsWith("http://127.0.0.1:")); // true
  * await door.close();
  * ```

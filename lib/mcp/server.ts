@@ -1,3 +1,6 @@
+// Deno reads the SDK's types from these paths: its package maps `./*` to `*.d.ts`, which for a
+// `.js` subpath names `mcp.js.d.ts`; tsc finds `mcp.d.ts` anyway, Deno's check does not. Types only.
+// @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.d.ts"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { errorAnswer } from "./answers.ts";
 import { TOOLS, type RpcCall, type ToolLimits } from "./tools.ts";

@@ -21,13 +21,14 @@ const TOKEN_BYTES = 32;
  *
  * @example
  * ```ts
- * import { mkdtempSync } from "node:fs";
+ * import { mkdtempSync, rmSync } from "node:fs";
  * import { tmpdir } from "node:os";
  * import { join } from "node:path";
  * import { loadToken } from "./token-file.ts";
- * const file = join(mkdtempSync(join(tmpdir(), "token-")), "mcp-token");
- * const first = loadToken(file);
- * console.log(first.made, loadToken(file).token === first.token); // true true
+ * const dir = mkdtempSync(join(tmpdir(), "token-"));
+ * const first = loadToken(join(dir, "mcp-token"));
+ * console.log(first.made, loadToken(join(dir, "mcp-token")).token === first.token); // true true
+ * rmSync(dir, { recursive: true });
  * ```
  */
 export function loadToken(path: string): { token: string; made: boolean } {

@@ -1,3 +1,6 @@
+// Deno reads the SDK's types from these paths: its package maps `./*` to `*.d.ts`, which for a
+// `.js` subpath names `mcp.js.d.ts`; tsc finds `mcp.d.ts` anyway, Deno's check does not. Types only.
+// @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { OutliveError } from "../errors.ts";

@@ -53,6 +53,9 @@ export async function mcpCommand(args: string[]): Promise<number> {
   if (values.help) return help(MCP_HELP);
   // Every flag is checked before the storage is touched: a bad one changes nothing.
   const address = values.http === undefined ? null : parseHttpAddress(values.http);
+  if (address === null && process.stdin.isTTY) {
+    throw new UsageError("mcp speaks MCP on stdin/stdout: name it as your agent's MCP server (command outlive, args [\"mcp\"]), or pass --http 127.0.0.1:PORT");
+  }
   if (address === null && values["token-file"] !== undefined) throw new UsageError("--token-file is the token of --http; stdio needs none (it belongs to the process that started the server)");
   if (address === null && values["max-request-bytes"] !== undefined) throw new UsageError("--max-request-bytes bounds --http's requests; give --http too");
   const maxRequestBytes = values["max-request-bytes"] === undefined ? DEFAULT_MAX_REQUEST_BYTES : wholeNumber("--max-request-bytes", values["max-request-bytes"], 1024);

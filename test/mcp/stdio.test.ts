@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 import { outliveCli, tempDir } from "../support/cli";
-import { callTool, stdioClient } from "./support/servers";
+import { callTool, gone, stdioClient } from "./support/servers";
 
 // outlive mcp over stdio, driven by the MCP SDK's own client, which spawns the built CLI as an
 // agent's harness does. Real tasks in a temp storage; standalone mode, so it runs without systemd.
@@ -34,6 +34,9 @@ describe("outlive mcp on stdio, with the SDK's client", () => {
     } finally {
       await server.close();
     }
+    // The agent closing its end is the server's cue: it closes the storage and exits by itself.
+    expect(await waitUntil(() => gone(server.pid), 10_000)).toBe(true);
+    expect(server.stderr()).toContain("stdin ended; closing (tasks run on)");
   });
 
   it("runs a task, waits for its end, reads both streams, and acks it; each answer says the state and the recorded reason", async () => {
