@@ -107,11 +107,18 @@ describe("outlive mcp --http", () => {
       expect(JSON.parse(notJson.body).error.code).toBe(-32700);
       const huge = await post(server.url, { host, authorization: `Bearer ${token}` }, "x".repeat((1 << 20) + 1));
       expect(huge.status).toBe(413);
+      const stale = await post(server.url, { host, authorization: `Bearer ${token}`, "mcp-session-id": "no-such-session" }, JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+      expect(stale.status).toBe(404);
+      expect(JSON.parse(stale.body).error.message).toContain("no session no-such-session");
+      const sessionless = await post(server.url, { host, authorization: `Bearer ${token}` }, JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+      expect(sessionless.status).toBe(400);
       // None of it ended the server.
       expect(server.child.exitCode).toBe(null);
     } finally {
       await server.stop();
     }
+    expect(server.child.exitCode).toBe(0);
+    expect(server.stderr()).toContain("SIGTERM; closing (tasks run on)");
   });
 
   it("refuses an address other hosts could reach, naming it, before touching the storage", () => {
