@@ -11,12 +11,11 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { checkDoor, doorPolicy } from "./door-checks.ts";
 import { hostPort, isLoopback, type HttpAddress } from "./http-address.ts";
 import { OutliveError } from "../errors.ts";
+import { DEFAULT_MAX_LINE_BYTES } from "../rpc/protocol.ts";
 
 /** The path the MCP endpoint answers on; every other path is 404. */
 export const MCP_PATH = "/mcp";
 
-/** A request body larger than this (bytes) is refused unread: the same bound as a line of `outlive serve`. */
-export const DEFAULT_MAX_REQUEST_BYTES = 1 << 20;
 
 export interface HttpDoorOptions {
   address: HttpAddress;
@@ -24,7 +23,7 @@ export interface HttpDoorOptions {
   token: string;
   /** A fresh MCP server for each MCP session (the SDK connects one server to one transport). */
   newServer: () => McpServer;
-  /** Default DEFAULT_MAX_REQUEST_BYTES. */
+  /** A larger request body is refused unread (413); default the wire's line bound, DEFAULT_MAX_LINE_BYTES. */
   maxRequestBytes?: number;
   log?: (line: string) => void;
 }
@@ -58,7 +57,7 @@ export async function openHttpDoor(options: HttpDoorOptions): Promise<HttpDoor> 
   const { address, token, newServer } = options;
   // The address is checked where it is parsed too; a caller of the library gets the same refusal.
   if (!isLoopback(address.host)) throw new OutliveError("E_BAD_OPTION", `the HTTP door binds loopback addresses only, got ${address.host}`);
-  const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_LINE_BYTES;
   const log = options.log ?? (() => {});
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   let policy = doorPolicy(address.host, address.port, token);
@@ -140,7 +139,7 @@ async function readBody(req: IncomingMessage, max: number): Promise<Body> {
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > max) {
     req.resume();
-    return { ok: false, status: 413, code: -32600, message: `the request body is ${declared} bytes; at most ${max} are read (--max-request-bytes)` };
+    return { ok: false, status: 413, code: -32600, message: `the request body is ${declared} bytes; at most ${max} are read (--max-line-bytes)` };
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -148,7 +147,7 @@ async function readBody(req: IncomingMessage, max: number): Promise<Body> {
     size += chunk.length;
     if (size > max) {
       req.destroy();
-      return { ok: false, status: 413, code: -32600, message: `the request body is over ${max} bytes (--max-request-bytes)` };
+      return { ok: false, status: 413, code: -32600, message: `the request body is over ${max} bytes (--max-line-bytes)` };
     }
     chunks.push(chunk);
   }

@@ -134,7 +134,7 @@ export const COMPLETION: Record<string, CompletedCommand> = {
       ...STORAGE_FLAGS.filter((f) => f.name !== "json"),
       { name: "http", value: "value" },
       { name: "token-file", value: "file" },
-      { name: "max-request-bytes", value: "value" },
+      { name: "max-line-bytes", value: "value" },
       { name: "wait-default", value: "value" },
       { name: "wait-max", value: "value" },
       { name: "output-bytes", value: "value" },

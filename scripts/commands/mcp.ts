@@ -1,10 +1,12 @@
 import { join } from "node:path";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { DEFAULT_MAX_REQUEST_BYTES, openHttpDoor } from "../../lib/mcp/http-door.ts";
+import { openHttpDoor } from "../../lib/mcp/http-door.ts";
 import { parseHttpAddress, type HttpAddress } from "../../lib/mcp/http-address.ts";
 import { mcpServer } from "../../lib/mcp/server.ts";
+import { guardedLines } from "../../lib/mcp/stdio-lines.ts";
 import { loadToken } from "../../lib/mcp/token-file.ts";
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from "../../lib/mcp/tools.ts";
+import { DEFAULT_MAX_LINE_BYTES } from "../../lib/rpc/protocol.ts";
 import { openSession } from "../../lib/rpc/session.ts";
 import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
 import { outliveVersion } from "../../lib/version.ts";
@@ -30,7 +32,8 @@ share a storage: the first holds it, the others go through its control socket.
   --token-file FILE     the bearer token for --http (default STORAGE/${TOKEN_FILE}; made with mode 0600
                         holding a random token when absent; refused when a symlink, another user's, or
                         readable or writable by group or others)
-  --max-request-bytes N the largest HTTP request body read (default ${DEFAULT_MAX_REQUEST_BYTES})
+  --max-line-bytes N    the largest request taken, a line on stdio or a body over HTTP; a longer line is
+                        answered -32600 and skipped, a larger body 413 (default ${DEFAULT_MAX_LINE_BYTES})
   --wait-default DURATION  wait_task's timeout when the call gives none (default ${DEFAULT_TOOL_LIMITS.waitDefaultSeconds}s, or --wait-max if lower)
   --wait-max DURATION   the longest wait_task may wait in one call; keep it below your client's tool
                         timeout (default ${DEFAULT_TOOL_LIMITS.waitMaxSeconds}s; Codex's default tool timeout is 60 s)
@@ -45,7 +48,7 @@ export async function mcpCommand(args: string[]): Promise<number> {
     ...STORAGE_FLAGS,
     http: { type: "string" },
     "token-file": { type: "string" },
-    "max-request-bytes": { type: "string" },
+    "max-line-bytes": { type: "string" },
     "wait-default": { type: "string" },
     "wait-max": { type: "string" },
     "output-bytes": { type: "string" },
@@ -57,8 +60,7 @@ export async function mcpCommand(args: string[]): Promise<number> {
     throw new UsageError("mcp speaks MCP on stdin/stdout: name it as your agent's MCP server (command outlive, args [\"mcp\"]), or pass --http 127.0.0.1:PORT");
   }
   if (address === null && values["token-file"] !== undefined) throw new UsageError("--token-file is the token of --http; stdio needs none (it belongs to the process that started the server)");
-  if (address === null && values["max-request-bytes"] !== undefined) throw new UsageError("--max-request-bytes bounds --http's requests; give --http too");
-  const maxRequestBytes = values["max-request-bytes"] === undefined ? DEFAULT_MAX_REQUEST_BYTES : wholeNumber("--max-request-bytes", values["max-request-bytes"], 1024);
+  const maxLineBytes = values["max-line-bytes"] === undefined ? DEFAULT_MAX_LINE_BYTES : wholeNumber("--max-line-bytes", values["max-line-bytes"], 1024);
   const waitMaxSeconds = values["wait-max"] === undefined ? DEFAULT_TOOL_LIMITS.waitMaxSeconds : seconds("--wait-max", values["wait-max"]);
   const limits: ToolLimits = {
     // A --wait-max below the default wait makes it the default too; only both given at odds is refused.
@@ -89,7 +91,7 @@ export async function mcpCommand(args: string[]): Promise<number> {
   const finished = new Promise<string>((resolve) => (finish = resolve));
   process.once("SIGTERM", () => finish("SIGTERM"));
   process.once("SIGINT", () => finish("SIGINT"));
-  const close = address === null ? await serveStdio(newServer, finish) : await serveHttp(address, token as string, tokenPath, newServer, maxRequestBytes, log);
+  const close = address === null ? await serveStdio(newServer, maxLineBytes, finish) : await serveHttp(address, token as string, tokenPath, newServer, maxLineBytes, log);
   log(`${await finished}; closing (tasks run on)`);
   await close();
   await session.close();
@@ -98,12 +100,12 @@ export async function mcpCommand(args: string[]): Promise<number> {
 }
 
 /** MCP on this process's stdio until the agent goes (stdin ends). */
-async function serveStdio(newServer: () => ReturnType<typeof mcpServer>, finish: (why: string) => void): Promise<() => Promise<void>> {
+async function serveStdio(newServer: () => ReturnType<typeof mcpServer>, maxLineBytes: number, finish: (why: string) => void): Promise<() => Promise<void>> {
   process.stdout.on("error", () => {});
   const server = newServer();
   // The SDK's transport does not watch for the end of stdin; the agent going away is that end.
   process.stdin.once("end", () => finish("stdin ended"));
-  await server.connect(new StdioServerTransport());
+  await server.connect(new StdioServerTransport(guardedLines(process.stdin, process.stdout, maxLineBytes), process.stdout));
   return () => server.close();
 }
 

@@ -1,8 +1,9 @@
+import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { waitUntil } from "../../lib/kill/process-group.ts";
-import { outliveCli, tempDir } from "../support/cli";
+import { CLI, outliveCli, tempDir } from "../support/cli";
 import { callTool, gone, stdioClient } from "./support/servers";
 
 // outlive mcp over stdio, driven by the MCP SDK's own client, which spawns the built CLI as an
@@ -171,5 +172,26 @@ describe("outlive mcp on stdio, with the SDK's client", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("answers a line that is not JSON (-32700) and one over --max-line-bytes (-32600), and reads on", async () => {
+    const child = spawn(process.execPath, [CLI, "mcp", "--storage", storage, "--mode", "standalone", "--max-line-bytes", "2048"], { stdio: ["pipe", "pipe", "ignore"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const answers = () => out.split("\n").filter(Boolean).map((line) => JSON.parse(line));
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } };
+    child.stdin.write(`not json\n${"x".repeat(5000)}\n${JSON.stringify(initialize)}\n`);
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`);
+    expect(await waitUntil(() => answers().some((a) => a.id === 2), 20_000)).toBe(true);
+    child.stdin.end();
+    await new Promise((resolve) => child.once("exit", resolve));
+    const all = answers();
+    expect(all[0]).toMatchObject({ id: null, error: { code: -32700 } });
+    expect(all[0].error.message).toContain('a request line is not JSON: "not json"');
+    expect(all[1]).toMatchObject({ id: null, error: { code: -32600 } });
+    expect(all[1].error.message).toContain("a request line of 5000 bytes is longer than the 2048 this server takes (--max-line-bytes)");
+    expect(all.find((a) => a.id === 1)?.result.serverInfo.name).toBe("outlive");
+    expect(all.find((a) => a.id === 2)?.result.tools).toHaveLength(8);
+    expect(child.exitCode).toBe(0);
   });
 });
