@@ -31,9 +31,18 @@ export function listAnswer(records: TaskRecord[], filter: string): CallToolResul
   return result(text, { tasks: records });
 }
 
+/** What each `how` of a kill (lib/kill) means, in words; an unknown one is said as it is. */
+const KILL_WORDS: Record<string, string> = {
+  term: "it ended on SIGTERM within the grace period",
+  kill: "it outlived the grace period, so it was sent SIGKILL",
+  "already-gone": "its process was already gone",
+  "pid-reused": "its pid belonged to another process by then, so only the task's own cgroup was ended",
+  terminal: "it had already ended; nothing was killed",
+};
+
 /** `kill_task`: what the kill did, and the task as it is now. */
 export function killAnswer(record: TaskRecord, how: string): CallToolResult {
-  return result(`How it was ended: ${how}.\n${describeTask(record)}`, { task: record, how });
+  return result(`Kill: ${KILL_WORDS[how] ?? how}.\n${describeTask(record)}`, { task: record, how });
 }
 
 /** A chunk of output from `output`, as text. */

@@ -61,7 +61,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: {
       argv: z.array(z.string()).min(1).optional().describe('The program and its arguments, e.g. ["npm", "test"].'),
       shell: z.string().min(1).optional().describe('A shell command line, e.g. "make -j4 2>&1 | tail -50".'),
-      id: z.string().optional().describe("An id of your choosing (letters, digits, . _ -); default: a fresh one."),
+      id: z.string().optional().describe("An id of your choosing (lowercase letters, digits and -, at most 63); default: a fresh one."),
       cwd: z.string().optional().describe("Absolute working directory; default: the directory outlive mcp was started in."),
       env: z.record(z.string(), z.string()).optional().describe("Variables set on top of the server's environment."),
       key: z.string().optional().describe("A key: starting a task with the key of a live one supersedes (kills) the older."),

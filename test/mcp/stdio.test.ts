@@ -89,7 +89,11 @@ describe("outlive mcp on stdio, with the SDK's client", () => {
       expect(killed.isError, killed.text).toBe(false);
       expect(killed.data.task.state).toBe("killed");
       expect(killed.data.task.reason).toMatch(/^killed by request/);
-      expect(killed.text).toContain("How it was ended:");
+      expect(killed.data.how).toBe("term");
+      expect(killed.text).toContain("Kill: it ended on SIGTERM within the grace period.");
+      const again = await callTool(server.client, "kill_task", { id });
+      expect(again.data.how).toBe("terminal");
+      expect(again.text).toContain("Kill: it had already ended; nothing was killed.");
     } finally {
       await server.close();
     }
