@@ -25,10 +25,15 @@ export function waitAnswer(record: TaskRecord, timeoutSeconds: number): CallTool
   return result(`${lead}${describeTask(record)}`, { task: record, ended });
 }
 
-/** `list_tasks`: one line a task, oldest first. */
-export function listAnswer(records: TaskRecord[], filter: string): CallToolResult {
-  const text = records.length === 0 ? `No tasks${filter}.` : [`${records.length} task${records.length === 1 ? "" : "s"}${filter}, oldest first:`, ...records.map(taskLine)].join("\n");
-  return result(text, { tasks: records });
+/** `list_tasks`: one line a task, oldest first; only the newest `limit` of them, saying how many more there are. */
+export function listAnswer(records: TaskRecord[], filter: string, limit: number): CallToolResult {
+  const shown = records.slice(-limit);
+  const older = records.length - shown.length;
+  const head = older === 0
+    ? `${records.length} task${records.length === 1 ? "" : "s"}${filter}, oldest first:`
+    : `${records.length} tasks${filter}; the newest ${shown.length}, oldest first (${older} older not shown: raise limit, or filter by state or key):`;
+  const text = records.length === 0 ? `No tasks${filter}.` : [head, ...shown.map(taskLine)].join("\n");
+  return result(text, { tasks: shown, total: records.length });
 }
 
 /** What each `how` of a kill (lib/kill) means, in words; an unknown one is said as it is. */

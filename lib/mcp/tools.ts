@@ -26,6 +26,10 @@ export interface ToolLimits {
 /** The defaults of ToolLimits but `cwd`, as `outlive mcp --help` documents them. */
 export const DEFAULT_TOOL_LIMITS = { waitDefaultSeconds: 30, waitMaxSeconds: 50, outputDefaultBytes: 16_384 } as const;
 
+/** list_tasks answers the newest this many when the call gives no limit, and at most LIST_MAX: an answer is read by a model. */
+const LIST_DEFAULT = 50;
+const LIST_MAX = 1000;
+
 /** The protocol's own ceiling for one `output` call. */
 const OUTPUT_MAX_BYTES = 1 << 20;
 
@@ -84,12 +88,13 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: {
       state: z.enum(listStates).optional().describe("Only tasks in this state; live and finished group them."),
       key: z.string().optional().describe("Only tasks with this key."),
+      limit: z.number().int().positive().max(LIST_MAX).optional().describe(`At most this many, the newest (default ${LIST_DEFAULT}).`),
     },
     annotations: { readOnlyHint: true, openWorldHint: false },
     async answer(call, args) {
-      const records = (await call("list", args)) as TaskRecord[];
+      const records = (await call("list", { state: args.state, key: args.key })) as TaskRecord[];
       const filter = [args.state === undefined ? "" : ` in state ${args.state}`, args.key === undefined ? "" : ` with key ${JSON.stringify(args.key)}`].join("");
-      return listAnswer(records, filter);
+      return listAnswer(records, filter, (args.limit as number | undefined) ?? LIST_DEFAULT);
     },
   },
   {

@@ -69,6 +69,12 @@ describe("outlive mcp on stdio, with the SDK's client", () => {
       expect(acked.text).toContain("Acknowledged at");
       const listed = await callTool(server.client, "list_tasks", { state: "finished" });
       expect(listed.data.tasks.map((t: { id: string }) => t.id)).toContain(id);
+      const second = await callTool(server.client, "run_task", { argv: ["true"] });
+      await callTool(server.client, "wait_task", { id: second.data.task.id });
+      const newest = await callTool(server.client, "list_tasks", { state: "finished", limit: 1 });
+      expect(newest.data.tasks.map((t: { id: string }) => t.id)).toEqual([second.data.task.id]);
+      expect(newest.data.total).toBe(listed.data.tasks.length + 1);
+      expect(newest.text).toContain(`; the newest 1, oldest first (${listed.data.tasks.length} older not shown`);
     } finally {
       await server.close();
     }
