@@ -1,6 +1,5 @@
 import { join } from "node:path";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { openHttpDoor } from "../../lib/mcp/http-door.ts";
 import { parseHttpAddress, type HttpAddress } from "../../lib/mcp/http-address.ts";
 import { mcpServer } from "../../lib/mcp/server.ts";
 import { guardedLines } from "../../lib/mcp/stdio-lines.ts";
@@ -110,6 +109,8 @@ async function serveStdio(newServer: () => ReturnType<typeof mcpServer>, maxLine
 }
 
 async function serveHttp(address: HttpAddress, token: string, tokenPath: string, newServer: () => ReturnType<typeof mcpServer>, maxRequestBytes: number, log: (line: string) => void): Promise<() => Promise<void>> {
+  // Loaded only for --http: the SDK's HTTP transport and its server adapter are a stdio server's largest needless load.
+  const { openHttpDoor } = await import("../../lib/mcp/http-door.ts");
   const door = await openHttpDoor({ address, token, newServer, maxRequestBytes, log });
   log(`listening on ${door.url} (bearer token in ${tokenPath})`);
   return () => door.close();
