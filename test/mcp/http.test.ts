@@ -1,5 +1,6 @@
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { outliveCli, tempDir } from "../support/cli";
@@ -21,7 +22,7 @@ const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize",
 function post(url: string, headers: Record<string, string>, body = INITIALIZE): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
+    const req = request({ host: target.hostname.replace(/^\[(.*)\]$/, "$1"), port: target.port, path: target.pathname, method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
       let text = "";
       res.on("data", (chunk: Buffer) => (text += chunk.toString()));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
@@ -120,6 +121,21 @@ describe("outlive mcp --http", () => {
     expect(server.child.exitCode).toBe(0);
     expect(server.stderr()).toContain("SIGTERM; closing (tasks run on)");
   });
+
+  const ipv6 = Object.values(networkInterfaces()).flat().some((a) => a?.address === "::1");
+  it.skipIf(!ipv6)("binds [::1] too, and takes that address (in brackets) as the Host", async () => {
+    const server = await httpServer(storage, [], "[::1]:0");
+    const token = readFileSync(tokenFile, "utf8").trim();
+    try {
+      expect(server.url).toMatch(/^http:\/\/\[::1\]:\d+\/mcp$/);
+      const port = new URL(server.url).port;
+      expect((await post(server.url, { host: `[::1]:${port}`, authorization: `Bearer ${token}` })).status).toBe(200);
+      expect((await post(server.url, { host: `127.0.0.1:${port}`, authorization: `Bearer ${token}` })).status).toBe(403);
+    } finally {
+      await server.stop();
+    }
+  });
+  if (!ipv6) console.log("skipped the [::1] door: this machine has no IPv6 loopback address");
 
   it("refuses an address other hosts could reach, naming it, before touching the storage", () => {
     const fresh = join(temp.dir, "never-made");

@@ -16,8 +16,8 @@ export async function stdioClient(storage: string, args: string[] = [], cwd?: st
 }
 
 /** `outlive mcp --http` in a process of its own; resolves once it says where it listens (or rejects with its stderr when it exits first). */
-export async function httpServer(storage: string, args: string[] = []): Promise<{ url: string; child: ChildProcess; stderr: () => string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [CLI, "mcp", "--storage", storage, "--mode", "standalone", "--http", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+export async function httpServer(storage: string, args: string[] = [], address = "127.0.0.1:0"): Promise<{ url: string; child: ChildProcess; stderr: () => string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [CLI, "mcp", "--storage", storage, "--mode", "standalone", "--http", address, ...args], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr!.on("data", (chunk: Buffer) => {
