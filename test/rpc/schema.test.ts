@@ -1,0 +1,207 @@
+// The published schema (lib/rpc/schema/outlive-rpc.schema.json) checked
+// against real traffic: the built `outlive serve` in a process of its own,
+// driven over its stdio through every method and both notifications, and
+// every request it was sent, every line it answered and every notification it
+// sent validated with ajv. Then the same storage in a second server, for what
+// replay found and for a completion of a task that ended while no server ran.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { Supervisor } from "../../lib/mod.ts";
+import { rpcSchemaPath } from "../../lib/rpc/schema/mod.ts";
+import { tempDir } from "../support/cli.ts";
+import { at, rpcSchema, schemaProblem } from "../support/rpc-schema.ts";
+import { ServeProcess, type WireMessage } from "../support/serve.ts";
+import { exitCodeWritten, waitFor } from "../support/wait.ts";
+
+const { dir: storage, remove } = tempDir("outlive-rpc-schema-");
+const { dir: inProcess, remove: removeInProcess } = tempDir("outlive-rpc-schema-lib-");
+const servers: ServeProcess[] = [];
+const leaders: ChildProcess[] = [];
+afterAll(async () => {
+  for (const s of servers) await s.stop();
+  for (const l of leaders) if (l.pid && l.exitCode === null) process.kill(-l.pid, "SIGKILL");
+  remove();
+  removeInProcess();
+});
+
+/** Every line of one server's traffic checked against the schema; returns the methods and notifications it saw. */
+function checkTraffic(s: ServeProcess): { methods: Set<string>; notifications: Set<string>; problems: string[] } {
+  const methods = new Set<string>();
+  const notifications = new Set<string>();
+  const problems: string[] = [];
+  const asked = new Map<unknown, string>();
+  for (const m of s.sent as Array<{ id: unknown; method: string; params?: unknown }>) {
+    asked.set(m.id, m.method);
+    const p = schemaProblem(at("methods", m.method, "params"), m.params ?? {});
+    if (p) problems.push(`request ${m.method}: ${p}`);
+  }
+  for (const m of s.received) {
+    const { line: _, ...message } = m;
+    const envelope = schemaProblem("$defs/Message", message);
+    if (envelope) problems.push(`line ${m.line.slice(0, 200)}: ${envelope}`);
+    if (m.method !== undefined) {
+      notifications.add(m.method);
+      const p = rpcSchema.notifications[m.method] ? schemaProblem(at("notifications", m.method, "params"), m.params) : "not a notification of the schema";
+      if (p) problems.push(`notification ${m.method}: ${p}`);
+    } else if (m.error) {
+      problems.push(`an error answered ${asked.get(m.id)}: ${JSON.stringify(m.error)}`);
+    } else {
+      const method = asked.get(m.id);
+      if (method === undefined) {
+        problems.push(`a response to no request: ${m.line.slice(0, 200)}`);
+        continue;
+      }
+      methods.add(method);
+      const p = schemaProblem(at("methods", method, "result"), m.result);
+      if (p) problems.push(`result of ${method}: ${p}`);
+    }
+  }
+  return { methods, notifications, problems };
+}
+
+const decode = (chunks: WireMessage[], stream: string) =>
+  Buffer.concat(chunks.map((m) => m.params as { stream?: string; data?: string }).filter((p) => p.stream === stream && p.data)
+    .map((p) => Buffer.from(p.data!, "base64"))).toString("utf8");
+
+describe("the published schema", () => {
+  it("is a valid draft 2020-12 schema that ships in the package", () => {
+    // Compiling every place in strict mode throws on a keyword ajv does not know or a $ref that leads nowhere.
+    for (const name of Object.keys(rpcSchema.methods)) {
+      expect(schemaProblem(at("methods", name, "params"), null)).not.toBeNull();
+      schemaProblem(at("methods", name, "result"), null);
+    }
+    for (const name of Object.keys(rpcSchema.notifications)) schemaProblem(at("notifications", name, "params"), null);
+    expect(Object.keys(rpcSchema.methods)).toEqual([
+      "initialize", "run", "get", "list", "kill", "wait", "ack", "remove", "prune", "output", "write", "resize", "census",
+      "completions/subscribe", "completions/unsubscribe", "output/follow", "output/unfollow", "drain",
+    ]);
+    expect(Object.keys(rpcSchema.notifications)).toEqual(["completion", "output"]);
+    const root = join(__dirname, "..", "..");
+    const pack = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+    const shipped = (pack[0].files as Array<{ path: string }>).map((f) => f.path);
+    expect(shipped).toContain("lib/rpc/schema/outlive-rpc.schema.json");
+    const exported = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).exports["./rpc-schema.json"];
+    expect(exported).toBe("./lib/rpc/schema/outlive-rpc.schema.json");
+    expect(existsSync(rpcSchemaPath())).toBe(true);
+  });
+
+  it("fails what does not match: a record with a wrong state, an unknown field, a result that is not base64", async () => {
+    // A real record, written by the library in process, is the starting point: the schema passes it as it is.
+    const sup = await Supervisor.open({ storage: inProcess, mode: "standalone", log: () => {} });
+    try {
+      const record = await sup.wait((await sup.run({ argv: ["true"] })).id);
+      expect(schemaProblem("$defs/TaskRecord", record)).toBeNull();
+      expect(schemaProblem("notifications/completion/params", record)).toBeNull();
+      expect(schemaProblem("$defs/ReplayReport", sup.replayReport)).toBeNull();
+      expect(schemaProblem("$defs/TaskRecord", { ...record, state: "sleeping" })).toMatch(/state/);
+      expect(schemaProblem("$defs/TaskRecord", { ...record, surprise: 1 })).toMatch(/additional properties/);
+      const { bootId: _, ...missing } = record;
+      expect(schemaProblem("$defs/TaskRecord", missing)).toMatch(/bootId/);
+      expect(schemaProblem("methods/run/result", record)).toMatch(/state/); // run answers a running record
+      expect(schemaProblem("notifications/completion/params", { ...record, state: "running" })).toMatch(/state/);
+      const chunk = { id: record.id, stream: "stdout", offset: 0, missed: 0, data: "aGk=", next: 2, size: 2, done: true };
+      expect(schemaProblem("methods/output/result", chunk)).toBeNull();
+      expect(schemaProblem("methods/output/result", { ...chunk, data: "not base64!" })).toMatch(/data/);
+      expect(schemaProblem("methods/run/params", { argv: ["true"], shell: "true" })).not.toBeNull();
+      expect(schemaProblem("$defs/ErrorObject", { code: -32000, message: "No task" })).toMatch(/data/);
+    } finally {
+      await sup.close();
+    }
+  });
+
+  it("matches every request, result and notification of a real outlive serve, through every method", async () => {
+    const s = new ServeProcess(storage);
+    servers.push(s);
+    const init = await s.call("initialize", { protocolVersion: "1", clientInfo: { name: "schema-test", version: "1" } });
+    expect(init.protocolVersion).toBe("1");
+    expect(await s.call("completions/subscribe", {})).toEqual({ subscribed: true });
+
+    // argv and shell tasks, with every RunSpec field a task without a terminal takes.
+    const echo = await s.call("run", {
+      id: "echo", argv: ["sh", "-c", "printf 'out\\n'; printf 'err\\n' >&2"], cwd: storage, env: { SCHEMA_TEST: "1" },
+      key: "schema-key", timeoutSeconds: 60, maxOutputBytes: 0,
+    });
+    expect(echo.state).toBe("running");
+    const ended = await s.call("wait", { id: "echo" });
+    expect(ended.state).toBe("exited");
+    await s.until("the completion of echo", (m) => m.method === "completion" && (m.params as { id: string }).id === "echo");
+    expect((await s.call("get", { id: "echo" })).exitCode).toBe(0);
+    expect((await s.call("list", {})).map((r: { id: string }) => r.id)).toContain("echo");
+    expect(await s.call("list", { state: "finished", key: "schema-key" })).toHaveLength(1);
+    const out = await s.call("output", { id: "echo", stream: "stdout", from: 0, maxBytes: 4096 });
+    expect(Buffer.from(out.data, "base64").toString()).toBe("out\n");
+    expect(out.done).toBe(true);
+
+    // A follow that ends with the task, of both streams.
+    const since = s.received.length;
+    const { followId } = await s.call("output/follow", { id: "echo", stream: "both", from: 0 });
+    const end = await s.until("the end of the follow", (m) => m.method === "output" && (m.params as { end?: boolean; followId: string }).end === true &&
+      (m.params as { followId: string }).followId === followId, 30_000, since);
+    const chunks = s.received.slice(since).filter((m) => m.method === "output");
+    expect(decode(chunks, "stdout")).toBe("out\n");
+    expect(decode(chunks, "stderr")).toBe("err\n");
+    expect((end.params as { next: unknown }).next).toEqual({ stdout: 4, stderr: 4 });
+
+    // A follow ended by the client while its task runs on; a wait that runs out of time.
+    await s.call("run", { id: "long", shell: "echo started; sleep 60" });
+    const long = await s.call("output/follow", { id: "long" });
+    await s.until("long's first chunk", (m) => m.method === "output" && (m.params as { followId: string; data?: string }).followId === long.followId &&
+      Boolean((m.params as { data?: string }).data));
+    expect(await s.call("output/unfollow", { followId: long.followId })).toEqual({ followed: false });
+    expect((await s.call("wait", { id: "long", timeoutMs: 50 })).state).toBe("running");
+
+    // A PTY task: written to, resized, its output read, killed.
+    await s.call("run", { id: "tty", argv: ["sh", "-c", "stty -echo; read line; stty size; echo got:$line; sleep 60"], pty: { cols: 80, rows: 24 } });
+    await waitFor("tty's shell to read", async () => (await s.call("get", { id: "tty" })).commandPid !== undefined);
+    expect(await s.call("resize", { id: "tty", cols: 100, rows: 30 })).toEqual({ cols: 100, rows: 30 });
+    expect(await s.call("write", { id: "tty", data: "aGVsbG8K", encoding: "base64" })).toEqual({ bytes: 6 });
+    await waitFor("tty's answer", async () => Buffer.from((await s.call("output", { id: "tty" })).data, "base64").toString().includes("got:hello"));
+    expect(Buffer.from((await s.call("output", { id: "tty" })).data, "base64").toString()).toContain("30 100");
+    expect(await s.call("write", { id: "tty", data: "x" })).toEqual({ bytes: 1 });
+    const killed = await s.call("kill", { id: "tty", graceMs: 500 });
+    expect(killed.record.state).toBe("killed");
+
+    // The census of a real process tree this test started.
+    const leader = spawn("sh", ["-c", "sleep 60 & sleep 60 & wait"], { detached: true, stdio: "ignore" });
+    leaders.push(leader);
+    let census: any;
+    await waitFor("the leader's two children in its census", async () => (census = await s.call("census", { pid: leader.pid })).census?.members.length === 2);
+    expect(census.census.members.map((m: { process: { argv: string[] } }) => m.process.argv[0])).toEqual(["sleep", "sleep"]);
+    process.kill(-leader.pid!, "SIGKILL");
+
+    // Acknowledged, pruned (tty's completion is not acknowledged yet: kept), removed.
+    expect((await s.call("ack", { id: "echo" })).acknowledgedAt).toEqual(expect.any(String));
+    const pruned = await s.call("prune", { olderThanSeconds: 0, keep: 0 });
+    expect(pruned.removed).toEqual(["echo"]);
+    expect(pruned.keptUnacknowledged).toBe(1);
+    await s.call("ack", { id: "tty" });
+    expect(await s.call("remove", { ids: ["tty"] })).toEqual(["tty"]);
+
+    // Left for the next server: one task to adopt, one that ends while no server runs.
+    await s.call("run", { id: "ends-alone", shell: "sleep 1; exit 3" });
+    expect(await s.call("completions/unsubscribe", {})).toEqual({ subscribed: false });
+    expect(await s.call("drain", { reason: "restart" })).toEqual({ draining: "restart" });
+    expect((await s.exit).code).toBe(0);
+    await waitFor("ends-alone's exit code, written while no server runs", () => exitCodeWritten(storage, "ends-alone"));
+
+    const next = new ServeProcess(storage);
+    servers.push(next);
+    const again = await next.call("initialize", { protocolVersion: "1" });
+    expect(again.replay.adopted).toContain("long");
+    expect(again.replay.finished).toEqual([expect.objectContaining({ id: "ends-alone", state: "exited", exitCode: 3 })]);
+    await next.call("completions/subscribe");
+    const alone = await next.until("ends-alone's completion", (m) => m.method === "completion" && (m.params as { id: string }).id === "ends-alone");
+    expect((alone.params as { exitCode: number }).exitCode).toBe(3);
+    expect((await next.call("kill", { id: "long" })).how).toMatch(/^(term|kill)$/);
+    await next.stop();
+
+    const first = checkTraffic(s);
+    const second = checkTraffic(next);
+    expect([...first.problems, ...second.problems]).toEqual([]);
+    const called = new Set([...first.methods, ...second.methods]);
+    expect(Object.keys(rpcSchema.methods).filter((m) => !called.has(m))).toEqual([]);
+    expect([...new Set([...first.notifications, ...second.notifications])].sort()).toEqual(["completion", "output"]);
+  });
+});
