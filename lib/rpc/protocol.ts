@@ -60,7 +60,8 @@ export function toRpcError(error: unknown): RpcError {
   if (error instanceof OutliveError) {
     const bad = error.code === "E_BAD_OPTION" || error.code === "E_BAD_ID";
     // The library's checks name the option as `name` in their message; the wire says it in data too.
-    const param = bad ? /`([^`]+)`/.exec(error.message)?.[1] : undefined;
+    // E_BAD_ID is the task id's own check (its message quotes the value, not the name): the param is `id`.
+    const param = !bad ? undefined : error.code === "E_BAD_ID" ? "id" : /`([^`]+)`/.exec(error.message)?.[1];
     return new RpcError(bad ? RPC_ERRORS.invalidParams : RPC_ERRORS.outlive, error.message, param ? { code: error.code, param } : { code: error.code });
   }
   const code = (error as { code?: unknown })?.code;
