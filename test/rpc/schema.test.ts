@@ -12,22 +12,28 @@ import { Supervisor } from "../../lib/mod.ts";
 import { rpcSchemaPath } from "../../lib/rpc/schema/mod.ts";
 import { tempDir } from "../support/cli.ts";
 import { at, rpcSchema, schemaProblem } from "../support/rpc-schema.ts";
-import { ServeProcess, type WireMessage } from "../support/serve.ts";
+import { ServeChild } from "../support/serve-child.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const { dir: storage, remove } = tempDir("outlive-rpc-schema-");
 const { dir: inProcess, remove: removeInProcess } = tempDir("outlive-rpc-schema-lib-");
-const servers: ServeProcess[] = [];
+const servers: ServeChild[] = [];
 const leaders: ChildProcess[] = [];
 afterAll(async () => {
-  for (const s of servers) await s.stop();
-  for (const l of leaders) if (l.pid && l.exitCode === null) process.kill(-l.pid, "SIGKILL");
+  for (const s of servers) if (s.child.exitCode === null) await s.close();
+  for (const l of leaders) {
+    try {
+      process.kill(-l.pid!, "SIGKILL");
+    } catch {
+      // Gone already: the test ended it.
+    }
+  }
   remove();
   removeInProcess();
 });
 
 /** Every line of one server's traffic checked against the schema; returns the methods and notifications it saw. */
-function checkTraffic(s: ServeProcess): { methods: Set<string>; notifications: Set<string>; problems: string[] } {
+function checkTraffic(s: ServeChild): { methods: Set<string>; notifications: Set<string>; problems: string[] } {
   const methods = new Set<string>();
   const notifications = new Set<string>();
   const problems: string[] = [];
@@ -37,10 +43,10 @@ function checkTraffic(s: ServeProcess): { methods: Set<string>; notifications: S
     const p = schemaProblem(at("methods", m.method, "params"), m.params ?? {});
     if (p) problems.push(`request ${m.method}: ${p}`);
   }
-  for (const m of s.received) {
-    const { line: _, ...message } = m;
-    const envelope = schemaProblem("$defs/Message", message);
-    if (envelope) problems.push(`line ${m.line.slice(0, 200)}: ${envelope}`);
+  for (const m of s.received as Array<{ id?: unknown; method?: string; params?: unknown; result?: unknown; error?: unknown }>) {
+    const line = JSON.stringify(m).slice(0, 200);
+    const envelope = schemaProblem("$defs/Message", m);
+    if (envelope) problems.push(`line ${line}: ${envelope}`);
     if (m.method !== undefined) {
       notifications.add(m.method);
       const p = rpcSchema.notifications[m.method] ? schemaProblem(at("notifications", m.method, "params"), m.params) : "not a notification of the schema";
@@ -50,7 +56,7 @@ function checkTraffic(s: ServeProcess): { methods: Set<string>; notifications: S
     } else {
       const method = asked.get(m.id);
       if (method === undefined) {
-        problems.push(`a response to no request: ${m.line.slice(0, 200)}`);
+        problems.push(`a response to no request: ${line}`);
         continue;
       }
       methods.add(method);
@@ -61,9 +67,21 @@ function checkTraffic(s: ServeProcess): { methods: Set<string>; notifications: S
   return { methods, notifications, problems };
 }
 
-const decode = (chunks: WireMessage[], stream: string) =>
-  Buffer.concat(chunks.map((m) => m.params as { stream?: string; data?: string }).filter((p) => p.stream === stream && p.data)
-    .map((p) => Buffer.from(p.data!, "base64"))).toString("utf8");
+/** The bytes of one stream in a follow's `output` notifications (their params), as text. */
+const decode = (chunks: Array<Record<string, unknown>>, stream: string) =>
+  Buffer.concat(chunks.filter((p) => p.stream === stream && p.data).map((p) => Buffer.from(p.data as string, "base64"))).toString("utf8");
+
+/** `outlive serve` on the test's storage, in standalone mode: tasks as process groups, which every machine has. */
+function serve(): ServeChild {
+  const s = new ServeChild(["--stdio", "--storage", storage, "--mode", "standalone"]);
+  servers.push(s);
+  return s;
+}
+
+/** The params of the first notification of `method` received since index `from` that `match` accepts. */
+function notified(s: ServeChild, method: string, match: (p: any) => boolean, from = 0): Promise<any> {
+  return s.until(() => (s.received.slice(from).find((m) => m.method === method && match(m.params)) as { params: unknown } | undefined)?.params);
+}
 
 describe("the published schema", () => {
   it("is a valid draft 2020-12 schema that ships in the package", () => {
@@ -112,90 +130,88 @@ describe("the published schema", () => {
   });
 
   it("matches every request, result and notification of a real outlive serve, through every method", async () => {
-    const s = new ServeProcess(storage);
-    servers.push(s);
-    const init = await s.call("initialize", { protocolVersion: "1", clientInfo: { name: "schema-test", version: "1" } });
+    const s = serve();
+    const init = await s.request<any>("initialize", { protocolVersion: "1", clientInfo: { name: "schema-test", version: "1" } });
     expect(init.protocolVersion).toBe("1");
-    expect(await s.call("completions/subscribe", {})).toEqual({ subscribed: true });
+    expect(await s.request<any>("completions/subscribe", {})).toEqual({ subscribed: true });
 
     // argv and shell tasks, with every RunSpec field a task without a terminal takes.
-    const echo = await s.call("run", {
+    const echo = await s.request<any>("run", {
       id: "echo", argv: ["sh", "-c", "printf 'out\\n'; printf 'err\\n' >&2"], cwd: storage, env: { SCHEMA_TEST: "1" },
       key: "schema-key", timeoutSeconds: 60, maxOutputBytes: 0,
     });
     expect(echo.state).toBe("running");
-    const ended = await s.call("wait", { id: "echo" });
+    const ended = await s.request<any>("wait", { id: "echo" });
     expect(ended.state).toBe("exited");
-    await s.until("the completion of echo", (m) => m.method === "completion" && (m.params as { id: string }).id === "echo");
-    expect((await s.call("get", { id: "echo" })).exitCode).toBe(0);
-    expect((await s.call("list", {})).map((r: { id: string }) => r.id)).toContain("echo");
-    expect(await s.call("list", { state: "finished", key: "schema-key" })).toHaveLength(1);
-    const out = await s.call("output", { id: "echo", stream: "stdout", from: 0, maxBytes: 4096 });
+    await notified(s, "completion", (p) => p.id === "echo");
+    expect((await s.request<any>("get", { id: "echo" })).exitCode).toBe(0);
+    expect((await s.request<any>("list", {})).map((r: { id: string }) => r.id)).toContain("echo");
+    expect(await s.request<any>("list", { state: "finished", key: "schema-key" })).toHaveLength(1);
+    const out = await s.request<any>("output", { id: "echo", stream: "stdout", from: 0, maxBytes: 4096 });
     expect(Buffer.from(out.data, "base64").toString()).toBe("out\n");
     expect(out.done).toBe(true);
 
     // A follow that ends with the task, of both streams.
     const since = s.received.length;
-    const { followId } = await s.call("output/follow", { id: "echo", stream: "both", from: 0 });
-    const end = await s.until("the end of the follow", (m) => m.method === "output" && (m.params as { end?: boolean; followId: string }).end === true &&
-      (m.params as { followId: string }).followId === followId, 30_000, since);
-    const chunks = s.received.slice(since).filter((m) => m.method === "output");
+    const { followId } = await s.request<any>("output/follow", { id: "echo", stream: "both", from: 0 });
+    const end = await notified(s, "output", (p) => p.followId === followId && p.end === true, since);
+    const chunks = s.received.slice(since).filter((m) => m.method === "output").map((m) => m.params as Record<string, unknown>);
     expect(decode(chunks, "stdout")).toBe("out\n");
     expect(decode(chunks, "stderr")).toBe("err\n");
-    expect((end.params as { next: unknown }).next).toEqual({ stdout: 4, stderr: 4 });
+    expect(end.next).toEqual({ stdout: 4, stderr: 4 });
 
     // A follow ended by the client while its task runs on; a wait that runs out of time.
-    await s.call("run", { id: "long", shell: "echo started; sleep 60" });
-    const long = await s.call("output/follow", { id: "long" });
-    await s.until("long's first chunk", (m) => m.method === "output" && (m.params as { followId: string; data?: string }).followId === long.followId &&
-      Boolean((m.params as { data?: string }).data));
-    expect(await s.call("output/unfollow", { followId: long.followId })).toEqual({ followed: false });
-    expect((await s.call("wait", { id: "long", timeoutMs: 50 })).state).toBe("running");
+    await s.request<any>("run", { id: "long", shell: "echo started; sleep 60" });
+    const long = await s.request<any>("output/follow", { id: "long" });
+    await notified(s, "output", (p) => p.followId === long.followId && Boolean(p.data));
+    expect(await s.request<any>("output/unfollow", { followId: long.followId })).toEqual({ followed: false });
+    expect((await s.request<any>("wait", { id: "long", timeoutMs: 50 })).state).toBe("running");
 
     // A PTY task: written to, resized, its output read, killed.
-    await s.call("run", { id: "tty", argv: ["sh", "-c", "stty -echo; read line; stty size; echo got:$line; sleep 60"], pty: { cols: 80, rows: 24 } });
-    await waitFor("tty's shell to read", async () => (await s.call("get", { id: "tty" })).commandPid !== undefined);
-    expect(await s.call("resize", { id: "tty", cols: 100, rows: 30 })).toEqual({ cols: 100, rows: 30 });
-    expect(await s.call("write", { id: "tty", data: "aGVsbG8K", encoding: "base64" })).toEqual({ bytes: 6 });
-    await waitFor("tty's answer", async () => Buffer.from((await s.call("output", { id: "tty" })).data, "base64").toString().includes("got:hello"));
-    expect(Buffer.from((await s.call("output", { id: "tty" })).data, "base64").toString()).toContain("30 100");
-    expect(await s.call("write", { id: "tty", data: "x" })).toEqual({ bytes: 1 });
-    const killed = await s.call("kill", { id: "tty", graceMs: 500 });
+    await s.request<any>("run", { id: "tty", argv: ["sh", "-c", "stty -echo; read line; stty size; echo got:$line; sleep 60"], pty: { cols: 80, rows: 24 } });
+    await waitFor("tty's shell to read", async () => (await s.request<any>("get", { id: "tty" })).commandPid !== undefined);
+    expect(await s.request<any>("resize", { id: "tty", cols: 100, rows: 30 })).toEqual({ cols: 100, rows: 30 });
+    expect(await s.request<any>("write", { id: "tty", data: "aGVsbG8K", encoding: "base64" })).toEqual({ bytes: 6 });
+    await waitFor("tty's answer", async () => Buffer.from((await s.request<any>("output", { id: "tty" })).data, "base64").toString().includes("got:hello"));
+    expect(Buffer.from((await s.request<any>("output", { id: "tty" })).data, "base64").toString()).toContain("30 100");
+    expect(await s.request<any>("write", { id: "tty", data: "x" })).toEqual({ bytes: 1 });
+    const killed = await s.request<any>("kill", { id: "tty", graceMs: 500 });
     expect(killed.record.state).toBe("killed");
 
     // The census of a real process tree this test started.
     const leader = spawn("sh", ["-c", "sleep 60 & sleep 60 & wait"], { detached: true, stdio: "ignore" });
     leaders.push(leader);
     let census: any;
-    await waitFor("the leader's two children in its census", async () => (census = await s.call("census", { pid: leader.pid })).census?.members.length === 2);
-    expect(census.census.members.map((m: { process: { argv: string[] } }) => m.process.argv[0])).toEqual(["sleep", "sleep"]);
+    const programs = () => census.census?.members.map((m: { process: { argv: string[] } }) => m.process.argv[0]).join(" ");
+    // Until each fork has exec'ed, a child is another `sh`.
+    await waitFor("the leader's two sleeps in its census", async () => (census = await s.request<any>("census", { pid: leader.pid })) && programs() === "sleep sleep");
+    expect(census.ok).toBe(true);
     process.kill(-leader.pid!, "SIGKILL");
 
     // Acknowledged, pruned (tty's completion is not acknowledged yet: kept), removed.
-    expect((await s.call("ack", { id: "echo" })).acknowledgedAt).toEqual(expect.any(String));
-    const pruned = await s.call("prune", { olderThanSeconds: 0, keep: 0 });
+    expect((await s.request<any>("ack", { id: "echo" })).acknowledgedAt).toEqual(expect.any(String));
+    const pruned = await s.request<any>("prune", { olderThanSeconds: 0, keep: 0 });
     expect(pruned.removed).toEqual(["echo"]);
     expect(pruned.keptUnacknowledged).toBe(1);
-    await s.call("ack", { id: "tty" });
-    expect(await s.call("remove", { ids: ["tty"] })).toEqual(["tty"]);
+    await s.request<any>("ack", { id: "tty" });
+    expect(await s.request<any>("remove", { ids: ["tty"] })).toEqual(["tty"]);
 
     // Left for the next server: one task to adopt, one that ends while no server runs.
-    await s.call("run", { id: "ends-alone", shell: "sleep 1; exit 3" });
-    expect(await s.call("completions/unsubscribe", {})).toEqual({ subscribed: false });
-    expect(await s.call("drain", { reason: "restart" })).toEqual({ draining: "restart" });
-    expect((await s.exit).code).toBe(0);
+    await s.request<any>("run", { id: "ends-alone", shell: "sleep 1; exit 3" });
+    expect(await s.request<any>("completions/unsubscribe", {})).toEqual({ subscribed: false });
+    expect(await s.request<any>("drain", { reason: "restart" })).toEqual({ draining: "restart" });
+    expect((await s.exited).code).toBe(0);
     await waitFor("ends-alone's exit code, written while no server runs", () => exitCodeWritten(storage, "ends-alone"));
 
-    const next = new ServeProcess(storage);
-    servers.push(next);
-    const again = await next.call("initialize", { protocolVersion: "1" });
+    const next = serve();
+    const again = await next.request<any>("initialize", { protocolVersion: "1" });
     expect(again.replay.adopted).toContain("long");
     expect(again.replay.finished).toEqual([expect.objectContaining({ id: "ends-alone", state: "exited", exitCode: 3 })]);
-    await next.call("completions/subscribe");
-    const alone = await next.until("ends-alone's completion", (m) => m.method === "completion" && (m.params as { id: string }).id === "ends-alone");
-    expect((alone.params as { exitCode: number }).exitCode).toBe(3);
-    expect((await next.call("kill", { id: "long" })).how).toMatch(/^(term|kill)$/);
-    await next.stop();
+    await next.request<any>("completions/subscribe");
+    const alone = await notified(next, "completion", (p) => p.id === "ends-alone");
+    expect(alone.exitCode).toBe(3);
+    expect((await next.request<any>("kill", { id: "long" })).how).toMatch(/^(term|kill)$/);
+    await next.close();
 
     const first = checkTraffic(s);
     const second = checkTraffic(next);
