@@ -103,12 +103,18 @@ function serve(library: Library): void {
     const server = new JSONRPCServer();
     server.addMethod("get", () => RECORD);
     server.addMethod("echo", (params) => params);
+    const answer = (response: unknown) => response && process.stdout.write(`${JSON.stringify(response)}\n`);
     onLines(process.stdin, async (line) => {
       // json-rpc-2.0 never sees an overlong line: the framing answers it, as outlive's does.
-      const response = line === null
-        ? { jsonrpc: "2.0", id: null, error: { code: -32600, message: "line too long (the framing's answer)" } }
-        : await server.receiveJSON(line);
-      if (response) process.stdout.write(`${JSON.stringify(response)}\n`);
+      if (line === null) return answer({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "line too long (the framing's answer)" } });
+      // Parsed here and handed over as a value, as lib/rpc/endpoint.ts does (a line may be a response to this end's own request).
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        return answer({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error (the framing's answer)" } });
+      }
+      answer(await server.receive(value as never));
     });
   } else {
     const connection = createMessageConnection(new LineMessageReader(process.stdin), new LineMessageWriter(process.stdout));
@@ -181,19 +187,31 @@ async function badLines(library: Library): Promise<string[]> {
     ["no method", '{"jsonrpc":"2.0","id":"p1"}'],
     ["unknown method", '{"jsonrpc":"2.0","id":"p2","method":"nope"}'],
     ["a line over 1 MiB", `{"jsonrpc":"2.0","id":"p3","method":"echo","params":"${"x".repeat(MAX_LINE_BYTES)}"}`],
+    // Last: json-rpc-2.0 reads `request.method` of it and throws, which ends a server that does not guard against it.
+    ["null", "null"],
   ];
   const report: string[] = [];
+  let ended = "";
+  child.on("exit", (code, signal) => {
+    ended = `and then the server ENDED (code ${code}, signal ${signal})`;
+    wake();
+  });
   for (const [what, line] of probes) {
     const before = answers.length;
     child.stdin.write(`${line}\n{"jsonrpc":"2.0","id":"fence","method":"echo","params":{}}\n`);
     const deadline = Date.now() + 5000;
-    while (!answers.slice(before).some((a) => a.includes('"fence"')) && Date.now() < deadline) await new Promise<void>((r) => (wake = r, setTimeout(r, 100)));
+    while (!ended && !answers.slice(before).some((a) => a.includes('"fence"')) && Date.now() < deadline) await new Promise<void>((r) => (wake = r, setTimeout(r, 100)));
+    // A server that throws on the line dies a moment after answering the fence (the throw is a rejected promise): give it that moment.
+    await new Promise((r) => setTimeout(r, 200));
     const got = answers.slice(before).filter((a) => !a.includes('"fence"'));
     const fenced = answers.slice(before).some((a) => a.includes('"fence"'));
-    report.push(`  ${library.padEnd(14)} ${what.padEnd(18)} → ${got.length ? got.map((a) => a.slice(0, 110)).join(" | ") : "no answer"}; next request ${fenced ? "answered" : "NOT answered"}`);
+    report.push(`  ${library.padEnd(14)} ${what.padEnd(18)} → ${got.length ? got.map((a) => a.slice(0, 110)).join(" | ") : "no answer"}; next request ${fenced ? "answered" : "NOT answered"}${ended ? `: ${ended}` : ""}`);
+    if (ended) break;
   }
-  child.stdin.end();
-  await new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  if (!ended) {
+    child.stdin.end();
+    await new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  }
   return report;
 }
 

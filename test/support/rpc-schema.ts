@@ -12,13 +12,11 @@ export const rpcSchema = JSON.parse(readFileSync(rpcSchemaPath(), "utf8")) as {
  * The schema compiled by ajv in strict mode, so a schema keyword ajv does not
  * know (a typo) fails here rather than passing everything. `methods`,
  * `notifications` and `errors` are the document's own lookup tables, declared
- * as keywords without validation. `date-time` is accepted by the format
- * keyword: the Timestamp pattern beside it does the checking, so no
- * formats package is needed. Union types (`["string", "null"]`) and an
+ * as keywords without validation. Union types (`["string", "null"]`) and an
  * `if`/`then` whose `required` names a property the enclosing schema defines
  * are plain JSON Schema that ajv's strict mode asks to be allowed by name.
  */
-const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, strictRequired: false, allErrors: true, formats: { "date-time": true } });
+const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, strictRequired: false, allErrors: true });
 ajv.addVocabulary(["methods", "notifications", "errors"]);
 ajv.addSchema(rpcSchema);
 
