@@ -5,10 +5,11 @@
 // sent validated with ajv. Then the same storage in a second server, for what
 // replay found and for a completion of a task that ended while no server ran.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Supervisor } from "../../lib/mod.ts";
+import { METHODS, NOTIFICATIONS } from "../../lib/rpc/protocol.ts";
 import { rpcSchemaPath } from "../../lib/rpc/schema/mod.ts";
 import { tempDir } from "../support/cli.ts";
 import { at, rpcSchema, schemaProblem } from "../support/rpc-schema.ts";
@@ -18,6 +19,15 @@ import { exitCodeWritten, waitFor } from "../support/wait.ts";
 const { dir: storage, remove } = tempDir("outlive-rpc-schema-");
 const { dir: inProcess, remove: removeInProcess } = tempDir("outlive-rpc-schema-lib-");
 const servers: ServeChild[] = [];
+const pythonMissing = (() => {
+  try {
+    execFileSync("python3", ["-c", "import jsonschema, referencing"], { stdio: "ignore" });
+    return null;
+  } catch {
+    return "python3 with jsonschema >= 4.18 (and referencing) is not installed";
+  }
+})();
+if (pythonMissing) console.log(`skipped: the schema in a second validator: ${pythonMissing}`);
 const leaders: ChildProcess[] = [];
 afterAll(async () => {
   for (const s of servers) if (s.child.exitCode === null) await s.close();
@@ -32,6 +42,16 @@ afterAll(async () => {
   removeInProcess();
 });
 
+/** Every value ajv judged here, where, and its verdict: handed to a second validator at the end. */
+const judged: Array<{ pointer: string; value: unknown; valid: boolean }> = [];
+
+/** ajv's verdict, kept for the second validator. */
+function judge(pointer: string, value: unknown): string | null {
+  const problem = schemaProblem(pointer, value);
+  judged.push({ pointer, value, valid: problem === null });
+  return problem;
+}
+
 /** Every line of one server's traffic checked against the schema; returns the methods and notifications it saw. */
 function checkTraffic(s: ServeChild): { methods: Set<string>; notifications: Set<string>; problems: string[] } {
   const methods = new Set<string>();
@@ -40,16 +60,16 @@ function checkTraffic(s: ServeChild): { methods: Set<string>; notifications: Set
   const asked = new Map<unknown, string>();
   for (const m of s.sent as Array<{ id: unknown; method: string; params?: unknown }>) {
     asked.set(m.id, m.method);
-    const p = schemaProblem(at("methods", m.method, "params"), m.params ?? {});
+    const p = judge(at("methods", m.method, "params"), m.params ?? {});
     if (p) problems.push(`request ${m.method}: ${p}`);
   }
   for (const m of s.received as Array<{ id?: unknown; method?: string; params?: unknown; result?: unknown; error?: unknown }>) {
     const line = JSON.stringify(m).slice(0, 200);
-    const envelope = schemaProblem("$defs/Message", m);
+    const envelope = judge("$defs/Message", m);
     if (envelope) problems.push(`line ${line}: ${envelope}`);
     if (m.method !== undefined) {
       notifications.add(m.method);
-      const p = rpcSchema.notifications[m.method] ? schemaProblem(at("notifications", m.method, "params"), m.params) : "not a notification of the schema";
+      const p = rpcSchema.notifications[m.method] ? judge(at("notifications", m.method, "params"), m.params) : "not a notification of the schema";
       if (p) problems.push(`notification ${m.method}: ${p}`);
     } else if (m.error) {
       problems.push(`an error answered ${asked.get(m.id)}: ${JSON.stringify(m.error)}`);
@@ -60,7 +80,7 @@ function checkTraffic(s: ServeChild): { methods: Set<string>; notifications: Set
         continue;
       }
       methods.add(method);
-      const p = schemaProblem(at("methods", method, "result"), m.result);
+      const p = judge(at("methods", method, "result"), m.result);
       if (p) problems.push(`result of ${method}: ${p}`);
     }
   }
@@ -91,11 +111,9 @@ describe("the published schema", () => {
       schemaProblem(at("methods", name, "result"), null);
     }
     for (const name of Object.keys(rpcSchema.notifications)) schemaProblem(at("notifications", name, "params"), null);
-    expect(Object.keys(rpcSchema.methods)).toEqual([
-      "initialize", "run", "get", "list", "kill", "wait", "ack", "remove", "prune", "output", "write", "resize", "census",
-      "completions/subscribe", "completions/unsubscribe", "output/follow", "output/unfollow", "drain",
-    ]);
-    expect(Object.keys(rpcSchema.notifications)).toEqual(["completion", "output"]);
+    // Exactly the methods and notifications the server has (lib/rpc/protocol.ts), in the same order.
+    expect(Object.keys(rpcSchema.methods)).toEqual([...METHODS]);
+    expect(Object.keys(rpcSchema.notifications)).toEqual([...NOTIFICATIONS]);
     const root = join(__dirname, "..", "..");
     const pack = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
     const shipped = (pack[0].files as Array<{ path: string }>).map((f) => f.path);
@@ -110,20 +128,20 @@ describe("the published schema", () => {
     const sup = await Supervisor.open({ storage: inProcess, mode: "standalone", log: () => {} });
     try {
       const record = await sup.wait((await sup.run({ argv: ["true"] })).id);
-      expect(schemaProblem("$defs/TaskRecord", record)).toBeNull();
-      expect(schemaProblem("notifications/completion/params", record)).toBeNull();
-      expect(schemaProblem("$defs/ReplayReport", sup.replayReport)).toBeNull();
-      expect(schemaProblem("$defs/TaskRecord", { ...record, state: "sleeping" })).toMatch(/state/);
-      expect(schemaProblem("$defs/TaskRecord", { ...record, surprise: 1 })).toMatch(/additional properties/);
+      expect(judge("$defs/TaskRecord", record)).toBeNull();
+      expect(judge("notifications/completion/params", record)).toBeNull();
+      expect(judge("$defs/ReplayReport", sup.replayReport)).toBeNull();
+      expect(judge("$defs/TaskRecord", { ...record, state: "sleeping" })).toMatch(/state/);
+      expect(judge("$defs/TaskRecord", { ...record, surprise: 1 })).toMatch(/additional properties/);
       const { bootId: _, ...missing } = record;
-      expect(schemaProblem("$defs/TaskRecord", missing)).toMatch(/bootId/);
-      expect(schemaProblem("methods/run/result", record)).toMatch(/state/); // run answers a running record
-      expect(schemaProblem("notifications/completion/params", { ...record, state: "running" })).toMatch(/state/);
+      expect(judge("$defs/TaskRecord", missing)).toMatch(/bootId/);
+      expect(judge("methods/run/result", record)).toMatch(/state/); // run answers a running record
+      expect(judge("notifications/completion/params", { ...record, state: "running" })).toMatch(/state/);
       const chunk = { id: record.id, stream: "stdout", offset: 0, missed: 0, data: "aGk=", next: 2, size: 2, done: true };
-      expect(schemaProblem("methods/output/result", chunk)).toBeNull();
-      expect(schemaProblem("methods/output/result", { ...chunk, data: "not base64!" })).toMatch(/data/);
-      expect(schemaProblem("methods/run/params", { argv: ["true"], shell: "true" })).not.toBeNull();
-      expect(schemaProblem("$defs/ErrorObject", { code: -32000, message: "No task" })).toMatch(/data/);
+      expect(judge("methods/output/result", chunk)).toBeNull();
+      expect(judge("methods/output/result", { ...chunk, data: "not base64!" })).toMatch(/data/);
+      expect(judge("methods/run/params", { argv: ["true"], shell: "true" })).not.toBeNull();
+      expect(judge("$defs/ErrorObject", { code: -32000, message: "No task" })).toMatch(/data/);
     } finally {
       await sup.close();
     }
@@ -220,4 +238,24 @@ describe("the published schema", () => {
     expect(Object.keys(rpcSchema.methods).filter((m) => !called.has(m))).toEqual([]);
     expect([...new Set([...first.notifications, ...second.notifications])].sort()).toEqual(["completion", "output"]);
   });
+
+  it.skipIf(pythonMissing !== null)("judges the same values alike in another validator: Python's jsonschema", () => {
+    expect(judged.filter((j) => j.valid).length).toBeGreaterThan(50);
+    expect(judged.filter((j) => !j.valid).length).toBeGreaterThan(5);
+    const file = join(inProcess, "judged.json");
+    writeFileSync(file, JSON.stringify({ schema: rpcSchemaPath(), judged }));
+    const verdicts = JSON.parse(execFileSync("python3", ["-c", PYTHON_JUDGE, file], { encoding: "utf8" })) as boolean[];
+    const differ = judged.filter((j, i) => verdicts[i] !== j.valid).map((j) => `${j.pointer}: ajv ${j.valid}, jsonschema ${!j.valid} for ${JSON.stringify(j.value).slice(0, 200)}`);
+    expect(differ).toEqual([]);
+  });
 });
+
+/** Each judged value checked by Python's jsonschema against the same place in the schema, registered under its $id. */
+const PYTHON_JUDGE = `
+import json, sys, jsonschema, referencing
+job = json.load(open(sys.argv[1]))
+schema = json.load(open(job["schema"]))
+registry = referencing.Registry().with_resource(schema["$id"], referencing.Resource.from_contents(schema))
+out = [jsonschema.Draft202012Validator({"$ref": schema["$id"] + "#/" + j["pointer"]}, registry=registry).is_valid(j["value"]) for j in job["judged"]]
+print(json.dumps(out))
+`;

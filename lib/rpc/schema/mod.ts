@@ -10,7 +10,17 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-/** The schema's `$id`: register the document under it, then refer to `${RPC_SCHEMA_ID}#/methods/run/result` and the like. */
+/**
+ * The schema's `$id`: register the document under it, then refer to
+ * `${RPC_SCHEMA_ID}#/methods/run/result` and the like (a `/` in a method's
+ * name is `~1` in the pointer).
+ *
+ * @example
+ * ```ts
+ * import { RPC_SCHEMA_ID } from "./mod.ts";
+ * console.log(`${RPC_SCHEMA_ID}#/methods/completions~1subscribe/params`); // "urn:outlive:rpc:1#/methods/completions~1subscribe/params"
+ * ```
+ */
 export const RPC_SCHEMA_ID = "urn:outlive:rpc:1";
 
 /** The schema's file name, the same in the sources and in the package. */
