@@ -204,7 +204,13 @@ describe("the published schema", () => {
     // Until each fork has exec'ed, a child is another `sh`.
     await waitFor("the leader's two sleeps in its census", async () => (census = await s.request<any>("census", { pid: leader.pid })) && programs() === "sleep sleep");
     expect(census.ok).toBe(true);
+    expect((await s.request<any>("census", { pid: leader.pid, cgroup: "none" })).census.sources.cgroup).toBeNull();
+    const reaped = new Promise((resolve) => leader.once("exit", resolve));
     process.kill(-leader.pid!, "SIGKILL");
+    await reaped;
+    // A leader that is gone: the census answers why it cannot, as a result (ok: false), not an error.
+    const gone = await s.request<any>("census", { pid: leader.pid });
+    expect(gone).toMatchObject({ ok: false, error: { code: "leader-missing" } });
 
     // Acknowledged, pruned (tty's completion is not acknowledged yet: kept), removed.
     expect((await s.request<any>("ack", { id: "echo" })).acknowledgedAt).toEqual(expect.any(String));
