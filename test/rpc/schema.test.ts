@@ -235,14 +235,28 @@ describe("the published schema", () => {
     const alone = await notified(next, "completion", (p) => p.id === "ends-alone");
     expect(alone.exitCode).toBe(3);
     expect((await next.request<any>("kill", { id: "long" })).how).toMatch(/^(term|kill)$/);
+
+    // A third server on the storage next holds is its client: the same shapes come through the socket.
+    const client = serve();
+    const asClient = await client.request<any>("initialize", { protocolVersion: "1", clientInfo: { name: "schema-test-client" } });
+    expect(asClient.role).toBe("client");
+    await client.request("completions/subscribe", {});
+    await client.request("run", { id: "via-holder", argv: ["sh", "-c", "echo through; exit 4"] });
+    expect((await client.request<any>("wait", { id: "via-holder" })).exitCode).toBe(4);
+    await notified(client, "completion", (p) => p.id === "via-holder");
+    const follow = await client.request<any>("output/follow", { id: "via-holder" });
+    await notified(client, "output", (p) => p.followId === follow.followId && p.end === true);
+    expect(Buffer.from((await client.request<any>("output", { id: "via-holder" })).data, "base64").toString()).toBe("through\n");
+    await client.request("ack", { id: "via-holder" });
+    await client.request("list", { state: "finished" });
+    await client.close();
     await next.close();
 
-    const first = checkTraffic(s);
-    const second = checkTraffic(next);
-    expect([...first.problems, ...second.problems]).toEqual([]);
-    const called = new Set([...first.methods, ...second.methods]);
+    const traffic = [s, next, client].map(checkTraffic);
+    expect(traffic.flatMap((t) => t.problems)).toEqual([]);
+    const called = new Set(traffic.flatMap((t) => [...t.methods]));
     expect(Object.keys(rpcSchema.methods).filter((m) => !called.has(m))).toEqual([]);
-    expect([...new Set([...first.notifications, ...second.notifications])].sort()).toEqual(["completion", "output"]);
+    expect([...new Set(traffic.flatMap((t) => [...t.notifications]))].sort()).toEqual(["completion", "output"]);
   });
 
   it.skipIf(pythonMissing !== null)("judges the same values alike in another validator: Python's jsonschema", () => {
