@@ -175,6 +175,14 @@ describe("methods", () => {
     await fresh.close();
   });
 
+  it("a second initialize on a connection is refused (-32600), and the first still holds", async () => {
+    const before = stored();
+    const error = await errorOf(s, "initialize", { protocolVersion: "1" });
+    expect(error.code).toBe(-32600);
+    expect(error.message).toMatch(/initialize/);
+    await stillWell(s, before);
+  });
+
   it.each([
     ["an unknown protocolVersion", { protocolVersion: "2" }],
     ["a protocolVersion that is a number", { protocolVersion: 1 }],
