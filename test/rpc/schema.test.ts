@@ -3,7 +3,10 @@
 // driven over its stdio through every method and both notifications, and
 // every request it was sent, every line it answered and every notification it
 // sent validated with ajv. Then the same storage in a second server, for what
-// replay found and for a completion of a task that ended while no server ran.
+// replay found and for a completion of a task that ended while no server ran,
+// and a third, the second's client over the control socket. Every value ajv
+// judged is judged again by Python's jsonschema where it is installed, so the
+// document is also checked as another language's client reads it.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
