@@ -104,6 +104,11 @@ impl Demo {
     }
 }
 
+/// A string as itself, anything else as JSON: for the report a person reads.
+fn text(v: &Value) -> String {
+    v.as_str().map(String::from).unwrap_or_else(|| v.to_string())
+}
+
 fn exited_with(r: &Option<Value>, code: i64) -> bool {
     matches!(r, Some(r) if r["state"] == "exited" && r["exitCode"] == code)
 }
@@ -197,12 +202,12 @@ fn main() -> ExitCode {
     let ok = demo.problems.is_empty();
     println!("outlive from Rust: {}", if ok { "every promise held" } else { "BROKEN PROMISES" });
     for s in &demo.servers {
-        let finished: Vec<&Value> = s["replay"]["finished"].as_array().map(|f| f.iter().map(|x| &x["id"]).collect()).unwrap_or_default();
-        println!("  server {} (pid {}, {}): replay adopted {}, finished {finished:?}", s["n"], s["pid"], s["role"], s["replay"]["adopted"]);
+        let finished: Vec<String> = s["replay"]["finished"].as_array().map(|f| f.iter().map(|x| text(&x["id"])).collect()).unwrap_or_default();
+        println!("  server {} (pid {}, {}): replay adopted {}, finished {finished:?}", s["n"], s["pid"], text(&s["role"]), s["replay"]["adopted"]);
     }
     for d in &demo.deliveries {
         let name = tasks.iter().find(|(_, v)| *v == &d["id"]).map(|(k, _)| k.clone()).unwrap_or_else(|| d["id"].to_string());
-        println!("  completion from server {}: {name} {} {}", d["server"], d["state"], d["exitCode"]);
+        println!("  completion from server {}: {name} {} {}", d["server"], text(&d["state"]), d["exitCode"]);
     }
     for p in &demo.problems {
         println!("  PROBLEM: {p}");
