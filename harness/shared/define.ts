@@ -31,6 +31,14 @@ export interface Scenario {
    * then a regression test that passes.
    */
   bug?: string;
+  /**
+   * Runs on the host before the steps, once per container: makes what the
+   * steps need and the container cannot (the root file systems have no
+   * compilers: a foreign module written in Rust is built here, into a
+   * folder the container sees). Resolves with why the scenario cannot run
+   * on this machine (it is then skipped with that reason), or null.
+   */
+  prepareOnHost?(): Promise<string | null>;
   /** The steps, inside the container. Record checks with `ctx.check`, skip with `ctx.skip`. */
   inside(ctx: ScenarioContext): Promise<void>;
 }

@@ -4,7 +4,7 @@
 //! the next supervisor's server replays them. This is the foreign module of
 //! the harness scenario `sidecar-rust` (harness/cases/sidecar-rust.ts).
 //!
-//!     sidecar-supervisor --storage DIR [-- OUTLIVE_COMMAND…]
+//!     sidecar-supervisor [-- SERVE_COMMAND…]      (default: outlive serve)
 //!
 //! stdin:  `run ID SHELL…` · `drain REASON` (restart keeps the tasks; EOF: the parent went away)
 //! stdout: `ready ROLE PLACEMENT adopted=ID,… finished=ID,…` · `started ID CGROUP` ·
@@ -34,30 +34,16 @@ fn ids(list: &Value, field: Option<&str>) -> String {
 }
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let (mut storage, mut outlive) = (None, vec![]);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--storage" => storage = args.next(),
-            "--" => outlive = args.by_ref().collect(),
-            other => {
-                eprintln!("sidecar-supervisor: unknown argument {other:?}; usage: sidecar-supervisor --storage DIR [-- OUTLIVE_COMMAND…]");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let storage = match storage {
-        Some(s) => s,
-        None => {
-            eprintln!("sidecar-supervisor: Expected --storage DIR");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let serve: Vec<String> = match args.split_first() {
+        None => vec!["outlive".into(), "serve".into()],
+        Some((dashes, rest)) if dashes == "--" && !rest.is_empty() => rest.to_vec(),
+        Some(_) => {
+            eprintln!("sidecar-supervisor: Expected no arguments or `-- SERVE_COMMAND…` (e.g. `-- outlive serve --storage DIR`), got {args:?}");
             return ExitCode::from(2);
         }
     };
-    if outlive.is_empty() {
-        outlive = vec!["outlive".into()];
-    }
-    outlive.extend(["serve".into(), "--storage".into(), storage]);
-    match supervise(&outlive) {
+    match supervise(&serve) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             say(format!("error {e}"));
