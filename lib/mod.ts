@@ -35,4 +35,4 @@ export * from "./agent/mod.ts";
 export * from "./generation/mod.ts";
 export * from "./pty/mod.ts";
 export * from "./retention/mod.ts";
-export * from "./control/mod.ts";
+export * from "./rpc/mod.ts";

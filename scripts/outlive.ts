@@ -31,6 +31,7 @@ const COMMANDS: Record<string, () => Promise<CommandRun>> = {
   agent: async () => (await import("./commands/agent.ts")).agentCommand,
   scenario: async () => (await import("./commands/scenario.ts")).scenarioCommand,
   completion: async () => (await import("./commands/completion.ts")).completionCommand,
+  serve: async () => (await import("./commands/serve.ts")).serveCommand,
 };
 
 /** Old command names that still work for one release, each with the command that replaced it. */
@@ -60,6 +61,7 @@ commands:
   agent     run an agent (Claude Code, Codex, …) as a task with its launch record; retire it when idle
   scenario  run scenario files (yours, from any path) in a systemd container; list outlive's own
   completion  print a shell completion script: bash, zsh, fish
+  serve     a supervisor for a tool in any language: JSON-RPC 2.0 on stdin/stdout
 
 outlive COMMAND --help for a command's options; outlive --version for the version.`;
 

@@ -13,7 +13,7 @@ import { join } from "node:path";
  *                              aside to `supervisor.lock.stale-TAG`
  *   .ballast                   space given up when a writable open meets a full disk (ballast.ts)
  *   generation-floor           the largest generation ever removed (lib/retention)
- *   control/supervisor.sock    the control channel, in a 0700 directory of its own (lib/control)
+ *   control/supervisor.sock    the control channel (the wire protocol), in a 0700 directory of its own (lib/rpc)
  *   incarnations/<id>.json     one a supervisor's life (incarnation.ts)
  *   reserves/KIND-BYTES-TAG    space for records on a full disk (reserve-pool.ts names them)
  *   quarantine/<id>.<time>     a task directory whose record could not be read, `quarantine-reason.txt`

@@ -87,10 +87,13 @@ export interface SupervisorOptions {
   retention?: { olderThanSeconds?: number; keep?: number; unacknowledged?: boolean } | false;
   /**
    * Serve the control channel (`<storage>/control/supervisor.sock`, mode 0600 in a
-   * 0700 directory) through which `outlive run/kill/wait/ack/rm/prune` reach this
-   * supervisor while it holds the storage. Default true.
+   * 0700 directory) through which `outlive run/kill/wait/ack/rm/prune`, and other
+   * `outlive serve` and `outlive mcp` processes, reach this supervisor while it
+   * holds the storage. It speaks the wire protocol (lib/rpc). Default true.
    */
   control?: boolean;
+  /** The longest request line the control channel takes, in bytes; longer ones are refused (-32600). Default 1048576 (1 MiB). */
+  maxLineBytes?: number;
 }
 
 export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | "placements" | "retention" | "origin">> & {
@@ -164,5 +167,6 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     placements: o.placements ?? {},
     retention: normalizeRetention(o.retention),
     control: o.control ?? true,
+    maxLineBytes: int("maxLineBytes", 1 << 20, 1024),
   };
 }

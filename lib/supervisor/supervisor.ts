@@ -1,4 +1,3 @@
-import { ControlServer } from "../control/server.ts";
 import { OutliveError } from "../errors.ts";
 import type { KeyedTasks } from "../generation/keyed-tasks.ts";
 import type { KillRequest, KillResult } from "../kill/task-kills.ts";
@@ -9,15 +8,18 @@ import type { Placement } from "../placement/placement.ts";
 import { bootId } from "../proc/boot-id.ts";
 import { resizeTerminal, terminalOf, writeTerminal, type PtySize } from "../pty/mod.ts";
 import { replayAtOpen, type ReplayReport } from "../replay/replay-at-open.ts";
+import { SocketServer } from "../rpc/socket-server.ts";
 import { readGenerationFloor } from "../retention/generation-floor.ts";
 import type { PruneResult } from "../retention/retention.ts";
 import { checkRunSpec, type RunSpec } from "../start/run-spec.ts";
+import { outliveVersion } from "../version.ts";
 import { currentIncarnation, type Incarnation, saveIncarnation } from "../store/incarnation.ts";
 import { isTerminal, type PlacementName, type TaskRecord } from "../store/record.ts";
 import { acquireStorageLock, releaseStorageLock } from "../store/storage-lock.ts";
 import { checkTaskId } from "../store/task-id.ts";
 import { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
+import type { CompletionSubscription } from "./completion-feed.ts";
 import type { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type SupervisorOptions } from "./options.ts";
 import { type Rooms, wireRooms } from "./rooms.ts";
@@ -73,7 +75,7 @@ export class Supervisor {
   private readonly keyed: KeyedTasks;
   private readonly rooms: Rooms;
   private readonly bootIdNow = bootId();
-  private control: ControlServer | null = null;
+  private control: SocketServer | null = null;
   private closed = false;
   /** Ends every output follower when the supervisor closes. */
   private readonly closing = new AbortController();
@@ -120,7 +122,7 @@ export class Supervisor {
         return sup;
       }
       sup.retainedAtOpen = await sup.rooms.retainer.atOpen();
-      if (options.control) sup.control = await ControlServer.start(store.root, sup.controlTarget(), options.log);
+      if (options.control) sup.control = await SocketServer.start(sup, { version: outliveVersion(), log: options.log, maxLineBytes: options.maxLineBytes });
       return sup;
     } catch (error) {
       // What a failed open started ends with it: the watches of tasks replay had adopted would otherwise
@@ -245,6 +247,17 @@ export class Supervisor {
     return { [Symbol.asyncIterator]: () => this.queue[Symbol.asyncIterator]() };
   }
 
+  /**
+   * Every terminal task not yet acknowledged, for this subscriber alone:
+   * each subscription gets each of them once (those that ended before it
+   * subscribed too), unlike `completions()`, which hands each to one
+   * iterator. An `ack` takes the task out of every subscription.
+   */
+  subscribeCompletions(): CompletionSubscription {
+    this.assertOpen();
+    return this.queue.subscribe();
+  }
+
   /** Marks a completion as received; it is not delivered again, even after a restart. */
   async ack(id: string): Promise<TaskRecord> {
     const record = this.get(id);
@@ -363,18 +376,6 @@ export class Supervisor {
       if (isTerminal(record.state) && !record.acknowledgedAt) this.queue.push(record);
     }
     Object.assign(this.replayReport, await cleanUpAtStartup(Object.values(this.placements), this.placement, this.table));
-  }
-
-  private controlTarget() {
-    return {
-      run: (spec: RunSpec) => this.run(spec),
-      kill: (id: string, o: { graceMs?: number }) => this.kill(id, o),
-      wait: (id: string) => this.wait(id),
-      ack: (id: string) => this.ack(id),
-      remove: (ids: string[]) => this.remove(ids),
-      prune: (rule: { olderThanSeconds?: number; keep?: number; unacknowledged?: boolean }) => this.prune(rule),
-      hello: () => ({ pid: this.incarnation.pid, incarnation: this.incarnation.id }),
-    };
   }
 
   private assertWritable(): void {

@@ -127,5 +127,6 @@ export const COMPLETION: Record<string, CompletedCommand> = {
       { name: "help", short: "h" },
     ],
   },
+  serve: { about: "a supervisor for a tool in any language: JSON-RPC 2.0 on stdin/stdout", flags: [...STORAGE_FLAGS, { name: "stdio" }, { name: "max-line-bytes", value: "value" }] },
   completion: { about: "print a shell completion script", subcommands: ["bash", "zsh", "fish"], flags: [{ name: "help", short: "h" }] },
 };

@@ -1,7 +1,7 @@
 import { checkStoragePath } from "./storage-path.ts";
 // Deep imports, not lib/mod.ts: every command that reaches the storage loads this, and start-up is paid per command.
-import { askHolder, NO_HOLDER } from "../../lib/control/client.ts";
-import type { ControlOp } from "../../lib/control/protocol.ts";
+import { askHolder, holderAnswers, NO_HOLDER } from "../../lib/rpc/socket-client.ts";
+import type { MethodName } from "../../lib/rpc/protocol.ts";
 import { OutliveError } from "../../lib/errors.ts";
 import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
 import type { SupervisorOptions } from "../../lib/supervisor/options.ts";
@@ -10,7 +10,7 @@ import { Supervisor } from "../../lib/supervisor/supervisor.ts";
 /** How a command does its work: as the storage's supervisor for a moment, or through the one that holds it. */
 export interface Reach<T> {
   direct: (sup: Supervisor) => Promise<T>;
-  viaHolder: { op: ControlOp; args: Record<string, unknown>; result: (answer: unknown) => T };
+  viaHolder: { op: MethodName; args: Record<string, unknown>; result: (answer: unknown) => T };
   /** Whether a missing storage is made (run); every other command refuses it and makes nothing. */
   creates?: boolean;
 }
@@ -65,7 +65,7 @@ export async function openWaiting(options: SupervisorOptions, lockWaitMs = 30_00
       return await Supervisor.open({ ...options, control: false });
     } catch (error) {
       if ((error as OutliveError).code !== "E_STORAGE_LOCKED" || Date.now() >= deadline) throw error;
-      if ((await askHolder(root, "hello", {}).catch(() => NO_HOLDER)) !== NO_HOLDER) throw error;
+      if (await holderAnswers(root)) throw error;
       await new Promise((r) => setTimeout(r, pause));
     }
   }

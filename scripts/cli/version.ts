@@ -1,28 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { outliveVersion } from "../../lib/version.ts";
 
-/**
- * outlive's version, from its package.json: the nearest one above this
- * module that names the package `outlive` (the module sits at another depth
- * in the built `dist/` than in the sources). Reads one file, loads nothing else.
- *
- * @example
- * ```ts
- * import { outliveVersion } from "./version.ts";
- * console.log(/^\d+\.\d+\.\d+/.test(outliveVersion())); // true
- * ```
- */
-export function outliveVersion(from = dirname(fileURLToPath(import.meta.url))): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    const file = join(dir, "package.json");
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
-      if (pkg.name === "outlive" && typeof pkg.version === "string") return pkg.version;
-    }
-    if (dirname(dir) === dir) return "unknown";
-  }
-}
+export { outliveVersion };
 
 /** `outlive --version`: `outlive VERSION` on stdout, exit 0. */
 export function printVersion(): number {

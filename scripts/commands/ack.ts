@@ -51,7 +51,7 @@ export async function ackCommand(args: string[]): Promise<number> {
         return out;
       },
       // A holder's records on disk are current: chosen there, each acknowledged through it.
-      viaHolder: { op: "hello", args: {}, result: () => null },
+      viaHolder: { op: "list", args: { state: "finished" }, result: () => null },
     }, lockWaitMs(values));
     if (acked) records = acked;
     else code = await forEachId("outlive ack", await idsOnDisk(options.storage ?? defaultStorageRoot()), json, ackInto);

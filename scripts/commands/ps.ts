@@ -1,5 +1,5 @@
 // Deep imports, not lib/mod.ts: `ps` must start fast and not load the census (and its TOML parser).
-import { askHolder, NO_HOLDER } from "../../lib/control/client.ts";
+import { askHolder, holderAnswers, NO_HOLDER } from "../../lib/rpc/socket-client.ts";
 import { ALL_STATES, isTerminal, type TaskState } from "../../lib/store/record.ts";
 import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
 import { help, parseFlags } from "../cli/flags.ts";
@@ -79,5 +79,5 @@ export async function psCommand(args: string[]): Promise<number> {
 
 /** Whether the holder, when there is one, answers on the control channel. */
 async function serves(held: boolean, root: string): Promise<boolean> {
-  return held ? (await askHolder(root, "hello", {}).catch(() => NO_HOLDER)) !== NO_HOLDER : false;
+  return held ? await holderAnswers(root) : false;
 }

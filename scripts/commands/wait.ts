@@ -1,5 +1,5 @@
 // Deep imports, not lib/mod.ts: a command loads only what it uses (not the census and its TOML parser).
-import { askHolder, NO_HOLDER } from "../../lib/control/client.ts";
+import { askHolder, holderAnswers, NO_HOLDER } from "../../lib/rpc/socket-client.ts";
 import type { OutliveError } from "../../lib/errors.ts";
 import { isTerminal, type TaskRecord } from "../../lib/store/record.ts";
 import { defaultStorageRoot } from "../../lib/store/storage-root.ts";

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { askHolder, controlSocketPath, NO_HOLDER, Supervisor, type TaskRecord } from "../../lib/mod.ts";
+import { askHolder, controlSocketPath, holderAnswers, NO_HOLDER, Supervisor, type TaskRecord } from "../../lib/mod.ts";
 
 Deno.test("retention: remove refuses a live task, prune takes acknowledged ones oldest first, open prunes by the rule", async () => {
   const storage = mkdtempSync(join(tmpdir(), "outlive-deno-retention-"));
@@ -33,10 +33,10 @@ Deno.test("retention: remove refuses a live task, prune takes acknowledged ones 
   }
 });
 
-Deno.test("control channel: a client runs, waits for and kills a task through the holder", async () => {
+Deno.test("control channel (the wire protocol): a client runs, waits for and kills a task through the holder", async () => {
   const storage = mkdtempSync(join(tmpdir(), "outlive-deno-ctl-"));
   try {
-    assert.equal(await askHolder(storage, "hello", {}), NO_HOLDER);
+    assert.equal(await askHolder(storage, "list", {}), NO_HOLDER);
     const sup = await Supervisor.open({ storage, log: () => {} });
     assert.equal(statSync(controlSocketPath(storage)).mode & 0o777, 0o600);
     const quick = await askHolder(storage, "run", { shell: "exit 6" }) as TaskRecord;
@@ -45,8 +45,9 @@ Deno.test("control channel: a client runs, waits for and kills a task through th
     const killed = await askHolder(storage, "kill", { id: slow.id, graceMs: 300 }) as { how: string; record: TaskRecord };
     assert.equal(killed.record.state, "killed");
     await assert.rejects(askHolder(storage, "remove", { ids: ["t-nosuchtask"] }), { code: "E_NO_TASK" });
+    assert.equal(await holderAnswers(storage), true);
     await sup.close();
-    assert.equal(await askHolder(storage, "hello", {}), NO_HOLDER);
+    assert.equal(await holderAnswers(storage), false);
   } finally {
     rmSync(storage, { recursive: true, force: true });
   }
