@@ -4,10 +4,12 @@
  * its background tasks in `outlive serve`, started as its sidecar child and
  * spoken to in JSON-RPC over the child's stdio. The daemon restarts it the
  * field's way (drain "restart", then cgroup.kill on the module's cgroup,
- * which holds the Rust process and its `outlive serve`): the tasks, placed
- * in systemd user scopes outside that cgroup, run on; the next module's
- * server adopts them; each completion reaches the next module once, with
- * its real exit code, and once acknowledged never comes again.
+ * which holds the Rust process and its `outlive serve`), and then with no
+ * notice at all (cgroup.kill while the server is up): the tasks, placed in
+ * systemd user scopes outside that cgroup, run on; each next module's
+ * server adopts them; each completion reaches the module that runs when the
+ * task ends once, with its real exit code, and once acknowledged never
+ * comes again.
  *
  * The containers have no compiler: the binary is built on the host
  * (`prepareOnHost`, offline, with Debian's serde_json) into
@@ -32,7 +34,8 @@ export default defineScenario({
   timeoutMs: 120_000,
   async prepareOnHost() {
     // Host side only (imported here, not at the top: the driver inside the container loads this file too).
-    const { buildRustClient, rustClientMissing } = await import("../host/rust-client.ts");
+    const ext = import.meta.url.endsWith(".ts") ? "ts" : "js";
+    const { buildRustClient, rustClientMissing }: typeof import("../host/rust-client.ts") = await import(new URL(`../host/rust-client.${ext}`, import.meta.url).href);
     const missing = rustClientMissing();
     if (missing) return missing;
     await buildRustClient(join(projectRoot(), BUILD_DIR));
@@ -79,11 +82,19 @@ export default defineScenario({
     ctx.check("the next module's server adopted every gated task", ["exits-7-later", "trap-on-exit"].every((id) => adopted.includes(id)), ready2);
     ctx.check("and adopted steady-output or found it finished", adopted.includes("steady-output") || finished.includes("steady-output"), ready2);
 
+    // Once more with no notice: cgroup.kill on a module whose sidecar server is alive and holds the storage.
+    const inModule = d.sim.cgroup ? ctx.processesIn(d.sim.cgroup.dir) : [];
+    ctx.check("the module's cgroup holds the Rust supervisor and its outlive serve", inModule.length >= 2, inModule);
+    await d.crash();
+    const ready3 = await d.foreign.waitForLine(/^ready /);
+    const adopted3 = (/adopted=(\S*)/.exec(ready3)?.[1] ?? "").split(",");
+    ctx.check("after a cgroup.kill with no drain, the next module's server adopted the gated tasks again", ["exits-7-later", "trap-on-exit"].every((id) => adopted3.includes(id)), ready3);
+
     writeFileSync(release, "");
     ctx.mark("release", "the gated tasks may end");
     for (const t of tasks) {
       const done = await d.foreign.waitForLine(`completion ${t.id} `, 30_000);
-      ctx.check(`${t.id} ${t.state} ${t.exitCode}, reported by the next module`, done === `completion ${t.id} ${t.state} ${t.exitCode}`, done);
+      ctx.check(`${t.id} ${t.state} ${t.exitCode}, reported by the module running when it ended`, done === `completion ${t.id} ${t.state} ${t.exitCode}`, done);
       await d.foreign.waitForLine(`acked ${t.id}`, 10_000);
     }
     const ticks = Array.from({ length: TICKS }, (_, i) => `tick ${i + 1}\n`).join("");
@@ -91,7 +102,7 @@ export default defineScenario({
     ctx.check("exits-7-later has its whole output", ctx.output("exits-7-later") === "compiling\nfailed\n", ctx.output("exits-7-later"));
     ctx.check("trap-on-exit's EXIT trap ran", ctx.output("trap-on-exit") === "serving\ncleanup ran\n", ctx.output("trap-on-exit"));
 
-    // One more restart: a task run through the third module marks the point by which any
+    // One more restart: a task run through the fourth module marks the point by which any
     // redelivery of an acknowledged completion would have come.
     await d.restart("restart");
     await d.foreign.waitForLine(/^ready /);
@@ -99,7 +110,7 @@ export default defineScenario({
     await d.foreign.waitForLine("acked marker", 30_000);
     const counts = Object.fromEntries(tasks.map((t) => [t.id, completionsOf(t.id)]));
     for (const [id, seen] of Object.entries(counts)) for (let i = 0; i < seen.length; i++) ctx.deliveries.push({ storage: ctx.storage, id });
-    ctx.check("each completion was delivered exactly once over three modules, all by the second", Object.values(counts).every((seen) => seen.length === 1 && seen[0].startsWith("2: ")), counts);
+    ctx.check("each completion was delivered exactly once over four modules, all by the third", Object.values(counts).every((seen) => seen.length === 1 && seen[0].startsWith("3: ")), counts);
     ctx.check("no module reported an error", d.modules.every((m) => !lines(m).some((l) => l.startsWith("error"))), d.modules.map((m) => lines(m).filter((l) => l.startsWith("error"))));
     await ctx.waitFor("the task scopes to go", async () => (await ctx.units()).length === 0, 10_000).catch(() => {});
     ctx.check("no task scope is left", (await ctx.units()).length === 0, await ctx.units());
