@@ -12,19 +12,18 @@
  * comes again.
  *
  * The containers have no compiler: the binary is built on the host
- * (`prepareOnHost`, offline, with Debian's serde_json) into
+ * (`prepareOnHost: ["rust-client"]`: offline, with Debian's serde_json) into
  * examples/clients/rust/target/ (ignored by git), which the container sees
  * through the project's bind. No cargo, no scenario: it skips with the reason.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { defineScenario } from "../shared/define.ts";
+import { RUST_CLIENT_BUILD_DIR } from "../shared/host-preparation.ts";
 import { projectRoot } from "../shared/project-root.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 import type { ForeignModule } from "../inside/daemon/foreign-module.ts";
 
-/** Where the host builds the Rust client for the scenario, below the project (so the container sees it). */
-const BUILD_DIR = join("examples", "clients", "rust", "target", "scenario");
 /** steady-output's lines, 0.15 s apart: long enough to be running when the restart comes. */
 const TICKS = 40;
 
@@ -32,18 +31,10 @@ export default defineScenario({
   name: "sidecar-rust",
   summary: "a Rust supervisor with outlive serve as its sidecar: its tasks survive drain + cgroup.kill, and the next module gets each completion once",
   timeoutMs: 120_000,
-  async prepareOnHost() {
-    // Host side only (imported here, not at the top: the driver inside the container loads this file too).
-    const ext = import.meta.url.endsWith(".ts") ? "ts" : "js";
-    const { buildRustClient, rustClientMissing }: typeof import("../host/rust-client.ts") = await import(new URL(`../host/rust-client.${ext}`, import.meta.url).href);
-    const missing = rustClientMissing();
-    if (missing) return missing;
-    await buildRustClient(join(projectRoot(), BUILD_DIR));
-    return null;
-  },
+  prepareOnHost: ["rust-client"],
   async inside(ctx) {
-    const binary = join(projectRoot(), BUILD_DIR, "target", "release", "sidecar-supervisor");
-    if (!existsSync(binary)) ctx.skip(`no ${binary}: the host side builds it before the steps (prepareOnHost)`);
+    const binary = join(projectRoot(), RUST_CLIENT_BUILD_DIR, "target", "release", "sidecar-supervisor");
+    if (!existsSync(binary)) ctx.skip(`no ${binary}: the host side builds it before the steps (prepareOnHost: rust-client)`);
     const release = join(ctx.runDir, "release");
     const serve = [process.execPath, join(projectRoot(), "dist", "scripts", "bin.js"), "serve", "--storage", ctx.storage, "--prefix", ctx.prefix];
     const d = ctx.daemon({

@@ -1,4 +1,5 @@
 import type { ScenarioContext } from "../inside/context.ts";
+import type { HostPreparation } from "./host-preparation.ts";
 
 /**
  * One scenario: what runs inside the container (as the user `outlive`,
@@ -32,13 +33,12 @@ export interface Scenario {
    */
   bug?: string;
   /**
-   * Runs on the host before the steps, once per container: makes what the
-   * steps need and the container cannot (the root file systems have no
-   * compilers: a foreign module written in Rust is built here, into a
-   * folder the container sees). Resolves with why the scenario cannot run
-   * on this machine (it is then skipped with that reason), or null.
+   * What the host makes before the steps, by name (see host-preparation.ts:
+   * the containers have no compilers, so a foreign module in Rust is built
+   * on the host). Where one cannot be made here, the scenario is skipped
+   * with the reason. Default none.
    */
-  prepareOnHost?(): Promise<string | null>;
+  prepareOnHost?: HostPreparation[];
   /** The steps, inside the container. Record checks with `ctx.check`, skip with `ctx.skip`. */
   inside(ctx: ScenarioContext): Promise<void>;
 }
