@@ -13,6 +13,7 @@ export interface DemoReport {
   deliveries: Array<{ server: number; id: string; state: string; exitCode: number | null }>;
   survivorStateAtKill: string;
   ackedAt: string | null;
+  unknownTaskError: { code: number; dataCode: string } | null;
 }
 
 /** The outlive command the clients start `serve` with: the built CLI as installed (`outlive` is dist/scripts/bin.js). */
@@ -52,6 +53,7 @@ export function expectPromisesHeld(run: { code: number; out: string; err: string
   const of = (id: string) => report.deliveries.filter((d) => d.id === id);
   expect(report.servers.map((s) => [s.n, s.role, s.protocolVersion]), why).toEqual([[1, "holder", "1"], [2, "holder", "1"], [3, "holder", "1"]]);
   expect(of(report.tasks.first), why).toEqual([{ server: 1, id: report.tasks.first, state: "exited", exitCode: 3 }]);
+  expect(report.unknownTaskError, why).toEqual({ code: -32000, dataCode: "E_NO_TASK" });
   expect(report.survivorStateAtKill, why).toBe("running");
   expect(of(report.tasks.survivor), why).toEqual([{ server: 2, id: report.tasks.survivor, state: "exited", exitCode: 7 }]);
   expect(typeof report.ackedAt, why).toBe("string");

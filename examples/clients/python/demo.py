@@ -108,6 +108,13 @@ def run(demo, release, tasks, report):
     done = demo.completion_of(n, server, first["id"])
     demo.expect(done is not None and done["state"] == "exited" and done.get("exitCode") == 3, f"first task: expected exited 3, got {done}")
     server.call("ack", {"id": first["id"]})
+    # outlive's own failures are JSON-RPC errors whose data says which (E_NO_TASK, …).
+    try:
+        server.call("get", {"id": "no-such-task"})
+        report["unknownTaskError"] = None
+    except RpcError as error:
+        report["unknownTaskError"] = {"code": error.code, "dataCode": (error.data or {}).get("code")}
+    demo.expect(report["unknownTaskError"] == {"code": -32000, "dataCode": "E_NO_TASK"}, f"get of an unknown id: expected error -32000 E_NO_TASK, got {report['unknownTaskError']}")
 
     # A second task, still running when the server is SIGKILLed; it exits 7 only after the kill.
     survivor = server.call("run", {"shell": f"echo started; while [ ! -e '{release}' ]; do sleep 0.05; done; exit {SURVIVOR_EXIT_CODE}"})

@@ -121,6 +121,14 @@ fn run(demo: &mut Demo, scratch: &Path, tasks: &mut serde_json::Map<String, Valu
     let done = demo.completion_of(n, &mut server, &first["id"])?;
     demo.expect(exited_with(&done, 3), format!("first task: expected exited 3, got {done:?}"));
     server.call("ack", json!({ "id": first["id"] }))?;
+    // outlive's own failures are JSON-RPC errors whose data says which (E_NO_TASK, …).
+    let unknown = match server.call("get", json!({ "id": "no-such-task" })) {
+        Err(Error::Rpc { code, data, .. }) => json!({ "code": code, "dataCode": data["code"] }),
+        Err(e) => return Err(e),
+        Ok(_) => Value::Null,
+    };
+    demo.expect(unknown == json!({ "code": -32000, "dataCode": "E_NO_TASK" }), format!("get of an unknown id: expected error -32000 E_NO_TASK, got {unknown}"));
+    report.insert("unknownTaskError".into(), unknown);
 
     // A second task, still running when the server is SIGKILLed; it exits 7 only after the kill.
     let (started, release) = (scratch.join("started"), scratch.join("release"));
