@@ -16,7 +16,7 @@ const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--su
                    or ${ENGINE_NAMES.at(-1)} (this machine's own systemd, no container; runs once, on its version)
   --summary-json F write {passed, failed, skipped, results:[…]} to F
   --junit F        write JUnit XML to F: one testcase per scenario and systemd version
-  --cache-dir D    root file systems, images' sources and run state (default container/cache)
+  --cache-dir D    root file systems, images' sources and run state (default $OUTLIVE_CONTAINER_CACHE, else $XDG_CACHE_HOME/outlive, else ~/.cache/outlive)
   --list           print the scenario names and exit
 Exit: one scenario on one version → its verdict (0 pass, 1 fail, 77 skip); otherwise 1 if any failed, else 0.`;
 

@@ -98,7 +98,7 @@ class ServeSession implements Session {
       const connection = await connectHolder(root, { clientName: "outlive serve", onNotification: (method, params) => void this.passOn(method, params) });
       if (connection !== NO_HOLDER) {
         this.backend = { role: "client", connection };
-        this.log(`${root} is held by pid ${(connection.hello.serverInfo as { pid?: number } | undefined)?.pid ?? "another server"}; serving through its control socket`);
+        this.log(`${root} is held by another supervisor; serving through its control socket`);
         void connection.closed.then(() => this.holderWent());
         return;
       }

@@ -29,7 +29,7 @@ that is no file runs outlive's own scenario of that name.
                  file's project)
   --reports DIR  where <scenario>-<suite>/ report folders go; default reports/ beside each file
   --json FILE    write {passed, failed, skipped, reproduced, results:[…]} to FILE
-  --cache DIR    root file systems (default $OUTLIVE_CONTAINER_CACHE, else container/cache of the package)
+  --cache DIR    root file systems (default $OUTLIVE_CONTAINER_CACHE, else $XDG_CACHE_HOME/outlive, else ~/.cache/outlive)
 Exit: one scenario on one version → its verdict (0 pass or reproduced, 1 fail, 77 skip);
 otherwise 1 if any failed, else 0; 69 when a .ts file needs the compiler and it is not installed.`;
 
@@ -50,7 +50,7 @@ export async function scenarioCommand(args: string[]): Promise<number> {
   const suites = suitesOf(values.systemd);
   const runtime = values.runtime ?? "node";
   if (runtime !== "node" && runtime !== "deno") throw new UsageError(`Expected --runtime to be node or deno, got ${JSON.stringify(runtime)}`);
-  const cacheDir = values.cache ?? process.env.OUTLIVE_CONTAINER_CACHE;
+  const cacheDir = values.cache;
   const container = { engine: values.engine as never, ...(cacheDir ? { cacheDir: resolve(cacheDir) } : {}) };
   let uid: number;
   try {

@@ -91,8 +91,9 @@ describe.skipIf(missing !== null)("a fresh project outside the repository", () =
       const r = await cli(["scenarios/my-bug.ts", "scenarios/my-supervisor.ts", "scenarios/deno-module.ts", "--runtime", runtime, "--json", json], {
         cwd: app,
         command: [join(app, "node_modules/.bin/outlive")],
-        // The root file systems this checkout already built; a fresh machine builds them on the first run.
-        env: { ...process.env, OUTLIVE_CONTAINER_CACHE: join(ROOT, "container/cache") },
+        // The user's cache (~/.cache/outlive, not the package's folder, which npm ci wiped): what this machine built
+        // before is found again; a fresh machine builds it on the first run.
+        env: { ...process.env, OUTLIVE_CONTAINER_CACHE: undefined },
       });
       const results: Result[] = JSON.parse(readFileSync(json, "utf8")).results;
       const seen = results.map((x) => `${x.name}@${x.systemd}: ${x.verdict}`).sort();

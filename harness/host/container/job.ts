@@ -1,5 +1,5 @@
 import { realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { runCommand, type CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
 import { removeLibpodCgroups } from "./oci-cgroups.ts";
@@ -48,7 +48,8 @@ export async function runInJobContainer(script: string, options: ContainerOption
     "--volume", `${resolved.nodePath}:/usr/local/bin/node:ro`,
     "--volume", `${npmDir}:/usr/local/lib/node_modules/npm:ro`,
     "--volume", `${resolved.projectDir}:${JOB_PROJECT}`,
-    ...(cacheTarget !== join(resolved.projectDir, "container", "cache") ? ["--volume", `${cacheTarget}:${cacheTarget}`] : []),
+    // The cache lives outside the project (the user's cache directory): bound at the same path, and named to the job.
+    "--volume", `${cacheTarget}:${cacheTarget}`, "--env", `OUTLIVE_CONTAINER_CACHE=${cacheTarget}`,
     // A node_modules linked out of the project (a git worktree's), where the link points, as every engine binds it.
     ...resolved.binds.flatMap((b) => ["--volume", `${b.host}:${b.inside}`]),
     image, "bash", "-c", JOB_PID1,

@@ -2,6 +2,7 @@ import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { projectRoot } from "../../shared/project-root.ts";
 import { ENGINE_NAMES, ENGINES, type EngineName, isEngineName } from "./engines.ts";
+import { defaultCacheDir } from "./cache-dir.ts";
 import { ContainerError } from "./errors.ts";
 
 /** Debian suites the harness ships against: bookworm has systemd 252, trixie 257. */
@@ -37,7 +38,7 @@ export interface ContainerOptions {
   uid?: number;
   /** Bound at /work/project inside. Default: the repository this file is in. */
   projectDir?: string;
-  /** Root file systems and run directories. Default `<projectDir>/container/cache`. */
+  /** Root file systems and run directories. Default `$OUTLIVE_CONTAINER_CACHE`, else `$XDG_CACHE_HOME/outlive`, else `~/.cache/outlive` (cache-dir.ts). */
   cacheDir?: string;
   /**
    * The host's Node binary, bound read-only at /usr/local/bin/node. Default:
@@ -141,7 +142,7 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
   const uid = positiveInt("uid", options.uid, DEFAULTS.uid);
   if (uid >= 60000) fail("uid", "a regular uid below 60000", uid);
   const projectDir = absolutePath("projectDir", options.projectDir, projectRoot());
-  const cacheDir = absolutePath("cacheDir", options.cacheDir, join(projectDir, "container", "cache"));
+  const cacheDir = absolutePath("cacheDir", options.cacheDir, defaultCacheDir());
   const nodePath = absolutePath("nodePath", options.nodePath, DEFAULTS.nodePath);
   const mirror = options.mirror ?? DEFAULTS.mirror;
   if (typeof mirror !== "string" || !/^https?:\/\//.test(mirror)) fail("mirror", "an http(s) URL", mirror);

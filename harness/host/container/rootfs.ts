@@ -1,10 +1,11 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { readProcStat } from "../../../lib/proc/stat.ts";
 import { runCommand } from "./command.ts";
 import { ContainerError } from "./errors.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { requireRoot, requireTool } from "./preconditions.ts";
+import { checkCacheDir } from "./cache-dir.ts";
 import { PACKAGES, cacheEntryDir, recipeFor, recipeHash, setupScriptPath, type Recipe } from "./recipe.ts";
 import { removeTree } from "./mounts.ts";
 
@@ -23,8 +24,19 @@ export type Log = (line: string) => void;
 /** Temp dirs are named after the builder's pid, so a later build can tell an abandoned one from a running one. */
 const BUILDING_PREFIX = ".building-";
 
-function isReady(entry: string): boolean {
-  return existsSync(join(entry, "recipe.json")) && existsSync(join(entry, "rootfs", "usr", "lib", "systemd", "systemd"));
+/**
+ * A finished entry built from this very recipe: its recipe.json says so, not
+ * its name alone (an entry some other outlive left under the name is rebuilt).
+ */
+export function isReady(entry: string, recipe: Recipe, hash: string): boolean {
+  let written: unknown;
+  try {
+    written = JSON.parse(readFileSync(join(entry, "recipe.json"), "utf8"));
+  } catch {
+    return false;
+  }
+  if (JSON.stringify(written) !== JSON.stringify({ ...recipe, hash })) return false;
+  return existsSync(join(entry, "rootfs", "usr", "lib", "systemd", "systemd"));
 }
 
 /**
@@ -37,12 +49,13 @@ export async function ensureRootfs(options: ResolvedOptions, log: Log = () => {}
   const recipe = recipeFor(options);
   const entry = cacheEntryDir(options.cacheDir, recipe);
   const hash = recipeHash(recipe);
-  if (isReady(entry)) return { rootfs: join(entry, "rootfs"), entry, hash, buildMs: null };
+  // Checked before a cached entry is used too: a root file system others could change boots as root.
+  checkCacheDir(options.cacheDir);
+  if (isReady(entry, recipe, hash)) return { rootfs: join(entry, "rootfs"), entry, hash, buildMs: null };
 
   requireRoot();
   await requireTool("debootstrap", "debootstrap");
   await requireTool("chroot", "coreutils");
-  mkdirSync(options.cacheDir, { recursive: true });
   await removeAbandonedBuilds(options.cacheDir, log);
 
   const temp = join(options.cacheDir, `${BUILDING_PREFIX}${basename(entry)}-${process.pid}-${Date.now()}`);
@@ -61,7 +74,7 @@ export async function ensureRootfs(options: ResolvedOptions, log: Log = () => {}
     renameSync(temp, entry);
   } catch (error) {
     // Another builder finished the same recipe first; theirs is as good as ours.
-    if (!isReady(entry)) throw error;
+    if (!isReady(entry, recipe, hash)) throw error;
     await removeTree(temp);
     log(`another build of ${basename(entry)} finished first; using it`);
     return { rootfs: join(entry, "rootfs"), entry, hash, buildMs: Date.now() - started };
