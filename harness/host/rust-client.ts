@@ -31,8 +31,9 @@ export function findCargo(path = process.env.PATH ?? ""): string | null {
 }
 
 /**
- * Why the Rust client cannot be built here, or null: no cargo, or no
- * serde_json from Debian's packages (the build is offline, from those only).
+ * Why the Rust client cannot be built here, or null: no sources (an
+ * installed package), no cargo, or no serde_json from Debian's packages
+ * (the build is offline, from those only).
  *
  * @example
  * ```ts
@@ -42,6 +43,9 @@ export function findCargo(path = process.env.PATH ?? ""): string | null {
  * ```
  */
 export function rustClientMissing(registry = DEBIAN_CARGO_REGISTRY): string | null {
+  // The npm package ships no examples/: the scenario that needs the client runs from a checkout.
+  const source = join(projectRoot(), "examples", "clients", "rust", "Cargo.toml");
+  if (!existsSync(source)) return `no ${source} (examples/ is in a checkout of outlive, not in the installed package)`;
   if (findCargo() === null) return "no cargo on PATH or in ~/.cargo/bin (install rustup's or Debian's cargo)";
   const crates = existsSync(registry) ? readdirSync(registry) : [];
   if (!crates.some((c) => c.startsWith("serde_json-"))) {
