@@ -160,7 +160,7 @@ class Server:
         """SIGKILL, as a crash or an OOM killer would end it: no drain, no goodbye."""
         self.process.kill()
         self.process.wait()
-        self._reader.join(timeout=5)
+        self._release()
 
     def close(self, timeout=DEFAULT_TIMEOUT_SECONDS):
         """Closes its stdin (the parent went away) and waits for it to exit; SIGKILL if it does not."""
@@ -172,4 +172,13 @@ class Server:
             self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.kill()
+        self._release()
+
+    def _release(self):
+        """Once the child is gone: the reader reaches EOF, and the pipes are closed rather than left to the collector."""
         self._reader.join(timeout=5)
+        for pipe in (self.process.stdin, self.process.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
