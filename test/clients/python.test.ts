@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { tempDir } from "../support/cli.ts";
 import { expectPromisesHeld, OUTLIVE_ARGV, runDemo } from "./demo-report.ts";
 
@@ -10,10 +10,12 @@ const DEMO = fileURLToPath(new URL("../../examples/clients/python/demo.py", impo
 const python = spawnSync("python3", ["--version"], { encoding: "utf8" });
 const missing = python.status === 0 ? null : `no python3 on PATH (${python.error?.message ?? python.stderr.trim()})`;
 if (missing) console.log(`test/clients/python: skipping: ${missing}`);
-const tmp = tempDir("outlive-client-python-");
-afterAll(tmp.remove);
 
 describe.skipIf(missing !== null)("the Python client of outlive serve", () => {
+  // Made here, not at the top: a skipped file runs no hooks, and would leave it behind.
+  let tmp: ReturnType<typeof tempDir>;
+  beforeAll(() => void (tmp = tempDir("outlive-client-python-")));
+  afterAll(() => tmp?.remove());
   it("receives the second task's completion once, exit code 7, from the server after a SIGKILL, and the ack holds", async () => {
     const storage = `${tmp.dir}/storage`;
     // -s -E: no user site-packages and no PYTHON* variables, so only the standard library is there; -B: no __pycache__ in the checkout.

@@ -7,14 +7,16 @@ import { expectPromisesHeld, OUTLIVE_ARGV, runDemo } from "./demo-report.ts";
 // test's temp dir, against the real `outlive serve` (the built CLI), standalone mode.
 const missing = rustClientMissing();
 if (missing) console.log(`test/clients/rust: skipping: ${missing}`);
-const tmp = tempDir("outlive-client-rust-");
-afterAll(tmp.remove);
 
 describe.skipIf(missing !== null)("the Rust client of outlive serve", () => {
+  // Made here, not at the top: a skipped file runs no hooks, and would leave it behind.
+  let tmp: ReturnType<typeof tempDir>;
   let demo = "";
   beforeAll(async () => {
+    tmp = tempDir("outlive-client-rust-");
     demo = (await buildRustClient(`${tmp.dir}/build`)).demo;
   }, 300_000);
+  afterAll(() => tmp?.remove());
 
   it("receives the second task's completion once, exit code 7, from the server after a SIGKILL, and the ack holds", async () => {
     const storage = `${tmp.dir}/storage`;
