@@ -35,4 +35,7 @@ export * from "./agent/mod.ts";
 export * from "./generation/mod.ts";
 export * from "./pty/mod.ts";
 export * from "./retention/mod.ts";
-export * from "./rpc/mod.ts";
+export {
+  askHolder, connectHolder, controlSocketPath, type HolderConnection, holderAnswers, METHODS, type MethodName, NO_HOLDER,
+  openSession, PROTOCOL_VERSIONS, RPC_ERRORS, RPC_SCHEMA_ID, RpcError, rpcSchemaPath, type Session, type SessionOptions,
+} from "./rpc/mod.ts";

@@ -1,6 +1,7 @@
 import { createJSONRPCErrorResponse, JSONRPCClient, type JSONRPCResponse, JSONRPCServer } from "json-rpc-2.0";
 import { LineSplitter } from "./lines.ts";
 import { fromRpcError, RPC_ERRORS, RpcError, toRpcError } from "./protocol.ts";
+import { answerableId, requestShapeProblem } from "./request-shape.ts";
 
 /** The two ends of a byte channel: a child's stdio, a socket. */
 export interface Channel {
@@ -124,13 +125,25 @@ export class RpcEndpoint {
         this.client.receive(value);
         continue;
       }
+      const problem = requestShapeProblem(value);
+      if (problem) {
+        void this.send(createJSONRPCErrorResponse(answerableId(value), RPC_ERRORS.invalidRequest, `Invalid Request: ${problem}`));
+        continue;
+      }
+      // json-rpc-2.0 says only "Method not found"; the answer names the method and the ones there are (a notification gets none).
+      const method = (value as { method?: string }).method;
+      if (method !== undefined && "id" in (value as object) && !this.server.hasMethod(method)) {
+        void this.send(createJSONRPCErrorResponse(answerableId(value), RPC_ERRORS.methodNotFound,
+          `Method not found: ${JSON.stringify(method)} (the methods are ${this.options.methods.join(", ")})`));
+        continue;
+      }
       // Seen here, in line order: requests sent right behind initialize are taken, not refused.
       if (!this.initialized && this.initializing === null && isInitialize(value)) {
         this.initializing = new Promise((resolve) => (this.settleInitialize = resolve));
       }
       void Promise.resolve(this.server.receive(value as never)).then((answer) => {
         if (answer !== null && !(Array.isArray(answer) && answer.length === 0)) return this.send(answer);
-      });
+      }, () => this.send(createJSONRPCErrorResponse(null, RPC_ERRORS.invalidRequest, "Invalid Request: the batch holds a member that is not a request object")));
     }
   }
 

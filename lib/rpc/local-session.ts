@@ -238,8 +238,8 @@ export class LocalSession {
     // Loaded on first use: the census (its process scan and config readers) is not paid by every holder.
     const [{ takeCensus }, { readProcStat }] = await Promise.all([import("../census/take-census.ts"), import("../proc/stat.ts")]);
     const stat = readProcStat(pid);
-    if (!stat) throw new OutliveError("E_NO_TASK", `census: no process ${pid} runs`);
-    return takeCensus({ pid, startTime: stat.startTime }, { cgroup: cgroup === undefined || cgroup === "auto" || cgroup === "none" ? (cgroup ?? "auto") : { path: cgroup } });
+    // A pid no process runs under is the census's own answer (ok: false, leader-missing), as in process, not E_NO_TASK: it names no task.
+    return takeCensus(stat ? { pid, startTime: stat.startTime } : { pid }, { cgroup: cgroup === undefined || cgroup === "auto" || cgroup === "none" ? (cgroup ?? "auto") : { path: cgroup } });
   }
 
   private subscribe(): void {

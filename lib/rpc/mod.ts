@@ -6,3 +6,4 @@ export { MAX_SOCKET_PATH, SocketServer, type SocketServerOptions } from "./socke
 export { askHolder, connectHolder, holderAnswers, type HolderConnection, NO_HOLDER } from "./socket-client.ts";
 export { controlSocketPath } from "./socket-path.ts";
 export { openSession, type Session, type SessionOptions } from "./session.ts";
+export { RPC_SCHEMA_ID, rpcSchemaPath } from "./schema/mod.ts";

@@ -1,10 +1,26 @@
 import { OutliveError } from "../errors.ts";
 
-/** The protocol versions this server speaks; `initialize` refuses any other. */
+/**
+ * The protocol versions this server speaks; `initialize` refuses any other.
+ *
+ * @example
+ * ```ts
+ * import { PROTOCOL_VERSIONS } from "./protocol.ts";
+ * console.log(PROTOCOL_VERSIONS); // ["1"]
+ * ```
+ */
 export const PROTOCOL_VERSIONS = ["1"] as const;
 export const PROTOCOL_VERSION = PROTOCOL_VERSIONS[PROTOCOL_VERSIONS.length - 1];
 
-/** Every method a client may call, in the order the README's table lists them. */
+/**
+ * Every method a client may call, in the order the README's table lists them.
+ *
+ * @example
+ * ```ts
+ * import { METHODS } from "./protocol.ts";
+ * console.log(METHODS.includes("completions/subscribe"), METHODS[0]); // true "initialize"
+ * ```
+ */
 export const METHODS = [
   "initialize", "run", "get", "list", "kill", "wait", "ack", "remove", "prune", "output", "write", "resize", "census",
   "completions/subscribe", "completions/unsubscribe", "output/follow", "output/unfollow", "drain",
@@ -14,7 +30,15 @@ export type MethodName = (typeof METHODS)[number];
 /** The notifications a server sends. */
 export const NOTIFICATIONS = ["completion", "output"] as const;
 
-/** JSON-RPC 2.0's own error codes, and the ones outlive adds in the server range. */
+/**
+ * JSON-RPC 2.0's own error codes, and the ones outlive adds in the server range.
+ *
+ * @example
+ * ```ts
+ * import { RPC_ERRORS } from "./protocol.ts";
+ * console.log(RPC_ERRORS.invalidParams, RPC_ERRORS.outlive); // -32602 -32000
+ * ```
+ */
 export const RPC_ERRORS = {
   parse: -32700,
   invalidRequest: -32600,
@@ -30,7 +54,16 @@ export const RPC_ERRORS = {
 /** A request line longer than this (bytes, without its newline) is refused, and the server reads on. */
 export const DEFAULT_MAX_LINE_BYTES = 1 << 20;
 
-/** An error as the wire carries it: a JSON-RPC error object's three fields. */
+/**
+ * An error as the wire carries it: a JSON-RPC error object's three fields.
+ *
+ * @example
+ * ```ts
+ * import { RPC_ERRORS, RpcError } from "./protocol.ts";
+ * const error = new RpcError(RPC_ERRORS.methodNotFound, "Method not found: nap");
+ * console.log(error.toObject()); // { code: -32601, message: "Method not found: nap" }
+ * ```
+ */
 export class RpcError extends Error {
   constructor(readonly code: number, message: string, readonly data?: Record<string, unknown>) {
     super(message);
@@ -60,7 +93,8 @@ export function toRpcError(error: unknown): RpcError {
   if (error instanceof OutliveError) {
     const bad = error.code === "E_BAD_OPTION" || error.code === "E_BAD_ID";
     // The library's checks name the option as `name` in their message; the wire says it in data too.
-    const param = bad ? /`([^`]+)`/.exec(error.message)?.[1] : undefined;
+    // E_BAD_ID is the task id's own check (its message quotes the value, not the name): the param is `id`.
+    const param = !bad ? undefined : error.code === "E_BAD_ID" ? "id" : /`([^`]+)`/.exec(error.message)?.[1];
     return new RpcError(bad ? RPC_ERRORS.invalidParams : RPC_ERRORS.outlive, error.message, param ? { code: error.code, param } : { code: error.code });
   }
   const code = (error as { code?: unknown })?.code;

@@ -49,6 +49,28 @@ interface Follow {
  * peer's completions again (at least once until acknowledged) and resumes
  * each follow from the last offset it passed on. What `outlive serve` puts
  * on its stdio and `outlive mcp` builds its tools on.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { openSession } from "./session.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-session-"));
+ * const seen: string[] = [];
+ * const session = await openSession({
+ *   supervisor: { storage, mode: "standalone" },
+ *   notify: async (method) => (seen.push(method), true),
+ * });
+ * await session.call("initialize", { protocolVersion: "1" });
+ * await session.call("completions/subscribe", {});
+ * const task = await session.call("run", { shell: "exit 2" }) as { id: string };
+ * console.log((await session.call("wait", { id: task.id }) as { exitCode: number }).exitCode, session.role); // 2 "holder"
+ * await new Promise((r) => setTimeout(r, 100));
+ * console.log(seen); // ["completion"]
+ * await session.close();
+ * rmSync(storage, { recursive: true });
+ * ```
  */
 export async function openSession(options: SessionOptions): Promise<Session> {
   const session = new ServeSession(options);

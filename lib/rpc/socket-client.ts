@@ -38,6 +38,29 @@ export interface HolderConnection {
  * when nothing listens. The socket's directory must be this user's and
  * closed to others, or it is not trusted. `onNotification` gets the
  * holder's `completion` and `output` notifications.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { Supervisor } from "../supervisor/supervisor.ts";
+ * import { connectHolder, NO_HOLDER } from "./socket-client.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-connect-"));
+ * const sup = await Supervisor.open({ storage });
+ * const done: string[] = [];
+ * const holder = await connectHolder(storage, { onNotification: (method, params) => void done.push((params as { id: string }).id) });
+ * if (holder === NO_HOLDER) throw new Error("no holder");
+ * console.log(holder.hello.role); // "holder"
+ * await holder.request("completions/subscribe", {});
+ * const task = await holder.request("run", { argv: ["true"] }) as { id: string };
+ * await holder.request("wait", { id: task.id });
+ * await new Promise((r) => setTimeout(r, 100));
+ * console.log(done.includes(task.id)); // true
+ * holder.close();
+ * await sup.close();
+ * rmSync(storage, { recursive: true });
+ * ```
  */
 export async function connectHolder(
   root: string,
@@ -133,7 +156,24 @@ export async function askHolder(root: string, method: string, params: unknown, o
   }
 }
 
-/** Whether a supervisor holding the storage answers on its socket now (it initializes, then goes). */
+/**
+ * Whether a supervisor holding the storage answers on its socket now (it initializes, then goes).
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { Supervisor } from "../supervisor/supervisor.ts";
+ * import { holderAnswers } from "./socket-client.ts";
+ * const storage = mkdtempSync(join(tmpdir(), "outlive-answers-"));
+ * console.log(await holderAnswers(storage)); // false
+ * const sup = await Supervisor.open({ storage });
+ * console.log(await holderAnswers(storage)); // true
+ * await sup.close();
+ * rmSync(storage, { recursive: true });
+ * ```
+ */
 export async function holderAnswers(root: string): Promise<boolean> {
   const connection = await connectHolder(root).catch((): typeof NO_HOLDER => NO_HOLDER);
   if (connection === NO_HOLDER) return false;
