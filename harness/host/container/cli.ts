@@ -110,7 +110,8 @@ async function engine(): Promise<number> {
   for (const name of ENGINE_NAMES) {
     const why = await engineMissing(name);
     if (why === null && ENGINES[name].auto) chosen ??= name;
-    console.log(`${name.padEnd(7)} ${why === null ? "can run here" : `cannot: ${why}`}`);
+    const how = why === null ? await ENGINES[name].howItRuns?.(resolveOptions({ engine: name })) : undefined;
+    console.log(`${name.padEnd(7)} ${why === null ? `can run here${how ? `: ${how}` : ""}` : `cannot: ${why}`}`);
   }
   console.log(`auto    → ${chosen ?? "none: run container/install-deps.sh as root"}`);
   return chosen === null ? 77 : 0;
