@@ -6,7 +6,7 @@ import { readProcStat } from "../../../lib/proc/stat.ts";
 import { runCommand } from "./command.ts";
 import { ContainerError } from "./errors.ts";
 import { npmDirBeside } from "./nspawn.ts";
-import type { ResolvedOptions } from "./options.ts";
+import { linkedNodeModules, type ResolvedOptions } from "./options.ts";
 import type { GuestImage } from "./vm-image.ts";
 import type { AccelChoice } from "./vm-probe.ts";
 
@@ -55,8 +55,9 @@ export const NODE_DIR_INSIDE = "/run/outlive/node";
 
 /**
  * What the guest mounts, in order (a share inside another comes after it).
- * Pure. The project is read-only as a whole, except its reports folder,
- * which the driver writes; extra binds are written by scenarios.
+ * The project is read-only as a whole, except its reports folder, which
+ * the driver writes; extra binds are written by scenarios, except a linked
+ * node_modules. Pure but for reading where that link points.
  */
 export function vmShares(options: Pick<ResolvedOptions, "projectDir" | "nodePath" | "binds">, npmDir: string | null = npmDirBeside(options.nodePath)): Share[] {
   const shares: Share[] = [
@@ -65,7 +66,9 @@ export function vmShares(options: Pick<ResolvedOptions, "projectDir" | "nodePath
     { tag: "reports", host: join(options.projectDir, "harness", "reports"), inside: "/work/project/harness/reports", readonly: false },
   ];
   if (npmDir) shares.push({ tag: "npm", host: npmDir, inside: "/usr/local/lib/node_modules/npm", readonly: true });
-  options.binds.forEach((b, i) => shares.push({ tag: `bind${i}`, host: b.host, inside: b.inside, readonly: false }));
+  // A node_modules shared from another checkout (a worktree's symlink) is read like the project: read-only, cached.
+  const modules = new Set(linkedNodeModules(options.projectDir).map((b) => b.host));
+  options.binds.forEach((b, i) => shares.push({ tag: `bind${i}`, host: b.host, inside: b.inside, readonly: modules.has(b.host) }));
   return shares;
 }
 
