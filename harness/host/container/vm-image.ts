@@ -42,6 +42,18 @@ export function vmSetupScriptPath(projectDir: string): string {
   return join(projectDir, "container", "vm-setup.sh");
 }
 
+/** The image recipe for these options on the rootfs of that hash. */
+export function imageRecipeFor(options: Pick<ResolvedOptions, "suite" | "vmDiskMiB" | "projectDir">, rootfsHash: string): ImageRecipe {
+  return {
+    version: 1,
+    suite: options.suite,
+    rootfsHash,
+    packages: VM_PACKAGES,
+    diskMiB: options.vmDiskMiB,
+    setupScript: readFileSync(vmSetupScriptPath(options.projectDir), "utf8"),
+  };
+}
+
 /** Pure: `<cacheDir>/<suite>-vm-<hash>`, the hash over the whole recipe. */
 export function imageEntryDir(cacheDir: string, recipe: ImageRecipe): string {
   const hash = createHash("sha256").update(JSON.stringify(recipe)).digest("hex").slice(0, 12);
@@ -101,14 +113,7 @@ export function readyImage(entry: string, recipe: ImageRecipe): GuestImage | nul
  */
 export async function ensureGuestImage(options: ResolvedOptions, log: Log): Promise<GuestImage> {
   const rootfs = await ensureRootfs(options, log);
-  const recipe: ImageRecipe = {
-    version: 1,
-    suite: options.suite,
-    rootfsHash: rootfs.hash,
-    packages: VM_PACKAGES,
-    diskMiB: options.vmDiskMiB,
-    setupScript: readFileSync(vmSetupScriptPath(options.projectDir), "utf8"),
-  };
+  const recipe = imageRecipeFor(options, rootfs.hash);
   const entry = imageEntryDir(options.cacheDir, recipe);
   const ready = readyImage(entry, recipe);
   if (ready) return ready;

@@ -1,5 +1,5 @@
-import { basename } from "node:path";
-import { existsSync, mkdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { isSameProcess, type ProcessIdentity } from "../../../lib/proc/identity.ts";
 import type { CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
@@ -106,12 +106,27 @@ async function bootVm(options: ResolvedOptions, log: Log): Promise<{ machine: Ma
     await machine.waitForAgent(options.bootTimeoutMs);
     await machine.mountShares();
   } catch (error) {
+    const kept = keepConsole(paths);
     const report = await machine.stop(options.stopTimeoutMs);
-    if (error instanceof ContainerError && !report.clean) error.kept.push(`leftovers: ${report.leftovers.join(", ")}`);
+    if (error instanceof ContainerError) {
+      error.kept.splice(0, error.kept.length, ...kept);
+      if (!report.clean) error.kept.push(`leftovers: ${report.leftovers.join(", ")}`);
+    }
     throw error;
   }
   log(`${options.name}: qemu ${accel.accel.toUpperCase()} (${accel.why}), guest agent up after ${((Date.now() - launchedAt) / 1000).toFixed(1)} s`);
   return { machine, launchedAt };
+}
+
+/** A boot that failed keeps the guest's console (teardown removes console.log with the run) for a person to read. */
+function keepConsole(paths: VmPaths): string[] {
+  const kept = join(dirname(paths.console), "boot-console.log");
+  try {
+    copyFileSync(paths.console, kept);
+    return [kept];
+  } catch {
+    return [];
+  }
 }
 
 function placeholderState(options: ResolvedOptions, paths: VmPaths, accel: AccelChoice, image: string, shares: Share[]): VmState {
