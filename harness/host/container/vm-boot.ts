@@ -146,7 +146,14 @@ export function qemuSaid(paths: Pick<VmPaths, "qemuLog">): string {
  */
 export function consoleSaid(paths: Pick<VmPaths, "console">): string {
   if (!existsSync(paths.console)) return "";
-  const lines = readFileSync(paths.console, "utf8").split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-  const telling = lines.filter((l) => /panic|ALERT!|Gave up|not found|cannot|failed|error/i.test(l));
-  return (telling.at(-1) ?? lines.at(-1) ?? "").slice(0, 200);
+  return explainConsole(readFileSync(paths.console, "utf8"));
+}
+
+/** Pure: the line of a console log that says why the boot ended, the initramfs's or kernel's own words first. */
+export function explainConsole(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const lines = text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").split(/\r?\n/).map((l) => l.replace(/^\[\s*[\d.]+\]\s*/, "").trim()).filter(Boolean);
+  const first = (pattern: RegExp) => lines.filter((l) => pattern.test(l) && !/Rebooting automatically/.test(l)).at(-1);
+  const said = first(/Failed to mount|ALERT!|Kernel panic|Gave up waiting|No init found/) ?? first(/panic|failed|error|cannot/i) ?? lines.at(-1) ?? "";
+  return said.slice(0, 200);
 }

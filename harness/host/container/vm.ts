@@ -73,7 +73,8 @@ export const vmEngine: Engine = {
 
 async function bootVm(options: ResolvedOptions, log: Log): Promise<{ machine: Machine; launchedAt: number }> {
   requireRoot();
-  const qemu = await requireTool(options.qemuCommand, "qemu-system-x86");
+  const qemu = await findTool(options.qemuCommand);
+  if (qemu === null) throw new ContainerError("missing-package", `${options.qemuCommand} is not installed (Debian package qemu-system-x86): run container/install-deps.sh as root, or pass qemuCommand`);
   const qemuImg = await requireTool("qemu-img", "qemu-utils");
   if (!existsSync(options.nodePath)) {
     throw new ContainerError("missing-package", `no Node binary at ${options.nodePath} to share with the guest: install nodejs >= 20 or pass nodePath`);
