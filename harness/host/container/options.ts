@@ -4,7 +4,7 @@ import { projectRoot } from "../../shared/project-root.ts";
 import { ENGINE_NAMES, ENGINES, type EngineName, isEngineName } from "./engines.ts";
 import { defaultCacheDir } from "./cache-dir.ts";
 import { ContainerError } from "./errors.ts";
-import type { AccelOption } from "./vm-probe.ts";
+import { type AccelOption, DEFAULT_QEMU } from "./vm-probe.ts";
 
 /** Debian suites the harness ships against: bookworm has systemd 252, trixie 257. */
 export type Suite = "bookworm" | "trixie";
@@ -79,6 +79,8 @@ export interface ContainerOptions {
 export interface Bind {
   host: string;
   inside: string;
+  /** Only read inside (a linked node_modules): the vm engine shares it read-only and cached; the others bind it as it is. */
+  readonly?: boolean;
 }
 
 /** Options after checking: inner code trusts these. */
@@ -117,7 +119,7 @@ export const DEFAULTS = {
   buildTimeoutMs: 15 * 60_000,
   bootTimeoutMs: 60_000,
   stopTimeoutMs: 15_000,
-  qemuCommand: "qemu-system-x86_64",
+  qemuCommand: DEFAULT_QEMU,
   vmAccel: "auto" as AccelOption,
   vmMemoryMiB: 1024,
   vmCpus: 2,
@@ -221,7 +223,7 @@ export function linkedNodeModules(projectDir: string): Bind[] {
     const inside = resolve("/work/project", target);
     const host = realpathSync(link);
     if (inside === "/work/project" || inside.startsWith("/work/project/") || /^\/(tmp|run)(\/|$)/.test(inside)) return [];
-    return [{ host, inside }];
+    return [{ host, inside, readonly: true }];
   } catch {
     return [];
   }

@@ -6,7 +6,7 @@ import { readProcStat } from "../../../lib/proc/stat.ts";
 import { runCommand } from "./command.ts";
 import { ContainerError } from "./errors.ts";
 import { npmDirBeside } from "./nspawn.ts";
-import { linkedNodeModules, type ResolvedOptions } from "./options.ts";
+import type { ResolvedOptions } from "./options.ts";
 import type { GuestImage } from "./vm-image.ts";
 import type { AccelChoice } from "./vm-probe.ts";
 
@@ -57,7 +57,7 @@ export const NODE_DIR_INSIDE = "/run/outlive/node";
  * What the guest mounts, in order (a share inside another comes after it).
  * The project is read-only as a whole, except its reports folder, which
  * the driver writes; extra binds are written by scenarios, except a linked
- * node_modules. Pure but for reading where that link points.
+ * node_modules (a bind marked `readonly`). Pure.
  */
 export function vmShares(options: Pick<ResolvedOptions, "projectDir" | "nodePath" | "binds">, npmDir: string | null = npmDirBeside(options.nodePath)): Share[] {
   const shares: Share[] = [
@@ -67,8 +67,7 @@ export function vmShares(options: Pick<ResolvedOptions, "projectDir" | "nodePath
   ];
   if (npmDir) shares.push({ tag: "npm", host: npmDir, inside: "/usr/local/lib/node_modules/npm", readonly: true });
   // A node_modules shared from another checkout (a worktree's symlink) is read like the project: read-only, cached.
-  const modules = new Set(linkedNodeModules(options.projectDir).map((b) => b.host));
-  options.binds.forEach((b, i) => shares.push({ tag: `bind${i}`, host: b.host, inside: b.inside, readonly: modules.has(b.host) }));
+  options.binds.forEach((b, i) => shares.push({ tag: `bind${i}`, host: b.host, inside: b.inside, readonly: b.readonly === true }));
   return shares;
 }
 

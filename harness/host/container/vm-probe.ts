@@ -11,6 +11,9 @@ export interface AccelChoice {
   why: string;
 }
 
+/** The qemu the vm engine runs when `qemuCommand` says nothing (options.ts's default too). */
+export const DEFAULT_QEMU = "qemu-system-x86_64";
+
 /** What `vmAccel` may say: `auto` probes KVM and falls back to TCG. */
 export type AccelOption = "auto" | "kvm" | "tcg";
 

@@ -4,14 +4,14 @@ import { isSameProcess, type ProcessIdentity } from "../../../lib/proc/identity.
 import type { CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
 import type { Engine, EnterOptions, Machine, TeardownReport } from "./machine.ts";
-import { DEFAULTS, type ResolvedOptions } from "./options.ts";
+import type { ResolvedOptions } from "./options.ts";
 import { findTool, requireRoot, requireTool, type ToolNeed } from "./preconditions.ts";
 import type { Log } from "./rootfs.ts";
 import { commonState, type CommonState, saveState } from "./state.ts";
 import { GuestAgent } from "./vm-agent.ts";
 import { consoleSaid, launchQemu, makeOverlay, NODE_DIR_INSIDE, qemuArgv, qemuSaid, type Share, type VmPaths, vmPaths, vmShares } from "./vm-boot.ts";
 import { ensureGuestImage } from "./vm-image.ts";
-import { type AccelChoice, type AccelOption, chooseAccel } from "./vm-probe.ts";
+import { type AccelChoice, type AccelOption, chooseAccel, DEFAULT_QEMU } from "./vm-probe.ts";
 import { stopVm } from "./vm-teardown.ts";
 
 export interface VmState extends CommonState {
@@ -42,7 +42,7 @@ function probe(qemu: string, wanted: AccelOption): ReturnType<typeof chooseAccel
 }
 
 /** Why the vm engine cannot boot here, or null. Boots one probe guest (about 0.1 s), nothing else. */
-export async function vmMissing(nodePath: string, qemuCommand: string = DEFAULTS.qemuCommand, wanted: AccelOption = DEFAULTS.vmAccel): Promise<string | null> {
+export async function vmMissing(nodePath: string, qemuCommand: string = DEFAULT_QEMU, wanted: AccelOption = "auto"): Promise<string | null> {
   if (typeof process.getuid === "function" && process.getuid() !== 0) return "needs root (uid 0): the guest image is built in a chroot";
   const qemu = await findTool(qemuCommand);
   if (qemu === null) return `${qemuCommand} is not installed (Debian package qemu-system-x86): run container/install-deps.sh`;
