@@ -66,6 +66,10 @@ export const vmEngine: Engine = {
   bootsSuite: true,
   bootTimeoutMs: VM_BOOT_TIMEOUT_MS,
   missing: (nodePath) => vmMissing(nodePath),
+  prepare: async (options, log) => {
+    const image = await ensureGuestImage(options, log);
+    return `${image.disk}${image.buildMs === null ? " (cached)" : ` (built in ${(image.buildMs / 1000).toFixed(1)} s)`}`;
+  },
   howItRuns: async (options) => (await probe(options.qemuCommand, options.vmAccel)).why,
   boot: bootVm,
   attach: (state) => new VmMachine(state as VmState),
