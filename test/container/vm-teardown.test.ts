@@ -2,7 +2,7 @@ import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isSameProcess } from "../../lib/proc/identity.ts";
-import { bootContainer } from "../../harness/host/container/mod.ts";
+import { bootContainer, ENGINES, resolveOptions } from "../../harness/host/container/mod.ts";
 import { mountsUnder } from "../../harness/host/container/mounts.ts";
 import { engineMissing } from "../../harness/host/container/preflight.ts";
 import { projectRoot } from "../../harness/shared/project-root.ts";
@@ -22,7 +22,7 @@ function processesNaming(dir: string): number[] {
   }).map(Number);
 }
 
-describe.skipIf(vmMissing !== null)("--engine vm: one real boot under qemu", () => {
+describe.skipIf(vmMissing !== null)("--engine vm: real boots under qemu", () => {
   it("boots bookworm with systemd as PID 1 and every cgroup v2 controller, the host's folders shared as they should be; teardown leaves no qemu, overlay, socket or mount", async () => {
     const c = await bootContainer({ suite: "bookworm", engine: "vm" }, () => {});
     const state = (c.machine as VmMachine).state;
@@ -62,5 +62,17 @@ describe.skipIf(vmMissing !== null)("--engine vm: one real boot under qemu", () 
     expect(existsSync(state.paths.sockets)).toBe(false);
     expect(existsSync(state.runDir)).toBe(false);
     expect(mountsUnder(state.runDir)).toEqual([]);
+  }, 10 * 60_000);
+
+  it("a qemu that does not answer QMP quit is killed, and still nothing is left", async () => {
+    const options = resolveOptions({ suite: "trixie", engine: "vm" });
+    const { machine } = await ENGINES.vm.boot(options, () => {});
+    const state = (machine as VmMachine).state;
+    process.kill(state.qemu.pid, "SIGSTOP"); // a hung qemu: its monitor takes the connection and never answers
+    const down = await machine.stop(2_000);
+    expect(down).toMatchObject({ stopped: "killed", leftovers: [], clean: true });
+    expect(isSameProcess(state.qemu)).toBe(false);
+    expect(processesNaming(state.runDir)).toEqual([]);
+    expect(existsSync(state.runDir)).toBe(false);
   }, 10 * 60_000);
 });
