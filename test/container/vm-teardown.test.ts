@@ -65,7 +65,7 @@ describe.skipIf(vmMissing !== null)("--engine vm: real boots under qemu", () => 
   }, 10 * 60_000);
 
   it("a qemu that does not answer QMP quit is killed, and still nothing is left", async () => {
-    const options = resolveOptions({ suite: "trixie", engine: "vm" });
+    const options = resolveOptions({ suite: "bookworm", engine: "vm" }); // the same image as above: one guest image to build on a fresh machine
     const { machine } = await ENGINES.vm.boot(options, () => {});
     const state = (machine as VmMachine).state;
     process.kill(state.qemu.pid, "SIGSTOP"); // a hung qemu: its monitor takes the connection and never answers
