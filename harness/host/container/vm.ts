@@ -188,15 +188,15 @@ export class VmMachine implements Machine {
 
   /** Mounts the 9p shares in order, then binds the host's Node at /usr/local/bin/node, where the other engines put it. */
   async mountShares(): Promise<void> {
+    // Paths travel as arguments, never spliced into the script, so no quoting can break them.
     const script = [
       "set -eu",
-      ...this.state.shares.map((s) => {
-        const opts = `trans=virtio,version=9p2000.L,msize=524288${s.readonly ? ",ro,cache=loose" : ""}`;
-        return `mkdir -p '${s.inside}' && mount -t 9p -o ${opts} ${s.tag} '${s.inside}'`;
-      }),
-      `touch /usr/local/bin/node && mount --bind '${NODE_DIR_INSIDE}/${this.state.nodeBinary}' /usr/local/bin/node`,
+      'node="$1"; shift',
+      'while [ $# -gt 0 ]; do mkdir -p "$3"; mount -t 9p -o "$1" "$2" "$3"; shift 3; done',
+      'touch /usr/local/bin/node && mount --bind "$node" /usr/local/bin/node',
     ].join("\n");
-    const r = await this.enter(["/bin/sh", "-c", script], { timeoutMs: 30_000 });
+    const args = this.state.shares.flatMap((s) => [`trans=virtio,version=9p2000.L,msize=524288${s.readonly ? ",ro,cache=loose" : ""}`, s.tag, s.inside]);
+    const r = await this.enter(["/bin/sh", "-c", script, "sh", `${NODE_DIR_INSIDE}/${this.state.nodeBinary}`, ...args], { timeoutMs: 30_000 });
     if (r.exitCode !== 0) throw new ContainerError("boot-failed", `could not mount the host's folders in ${this.name}: ${(r.stderr || r.stdout).trim().split("\n").at(-1)}`);
   }
 
