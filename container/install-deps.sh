@@ -1,8 +1,12 @@
 #!/bin/sh
 # Installs what the harness's engines need on Debian/Ubuntu: systemd-nspawn,
 # debootstrap and nsenter (nspawn), podman and runc (podman; runc because
-# crun refuses hybrid-cgroup hosts), what PTY tasks need (script, setpriv,
-# stty), and the shells `outlive completion` writes for (zsh, fish).
+# crun refuses hybrid-cgroup hosts), qemu and qemu-img (the vm engine; its
+# guest image is made with mkfs.ext4 -d), what PTY tasks need (script, setpriv,
+# stty), the shells `outlive completion` writes for (zsh, fish), and what the
+# clients of `outlive serve` in examples/clients/ are run with (python3; for the
+# Rust one Debian's serde_json, and cargo when the machine has none: rustup's
+# in ~/.cargo/bin counts).
 # Idempotent: installs nothing when all are there, and runs `apt-get update`
 # only when something is missing. Needs root. `npm test`
 # runs it as root (scripts/test-all.ts).
@@ -20,12 +24,21 @@ command -v stty >/dev/null 2>&1 && command -v mkfifo >/dev/null 2>&1 || missing=
 [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || missing="$missing debian-archive-keyring"
 command -v podman >/dev/null 2>&1 || missing="$missing podman"
 command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing="$missing runc"
+# The vm engine: qemu (TCG, or KVM where a probe guest runs under it), qemu-img for each boot's overlay.
+command -v qemu-system-x86_64 >/dev/null 2>&1 || missing="$missing qemu-system-x86"
+command -v qemu-img >/dev/null 2>&1 || missing="$missing qemu-utils"
+command -v mkfs.ext4 >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.ext4 ] || [ -x /sbin/mkfs.ext4 ] || missing="$missing e2fsprogs"
 # The shells `outlive completion zsh|fish` writes for: its tests run each script in its own shell.
 command -v zsh >/dev/null 2>&1 || missing="$missing zsh"
 command -v fish >/dev/null 2>&1 || missing="$missing fish"
+# The clients of outlive serve (test/clients, the scenario sidecar-rust): Python's standard library,
+# and Rust built offline from Debian's crates (examples/clients/rust/.cargo/config.toml names their directory).
+command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+command -v cargo >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/cargo" ] || missing="$missing cargo"
+ls -d /usr/share/cargo/registry/serde_json-* >/dev/null 2>&1 || missing="$missing librust-serde-json-dev"
 
 if [ -z "$missing" ]; then
-  echo "install-deps: systemd-nspawn, debootstrap (and Debian's keyring), nsenter, script, setpriv, stty, mkfifo, podman, runc, zsh and fish are installed"
+  echo "install-deps: systemd-nspawn, debootstrap (and Debian's keyring), nsenter, script, setpriv, stty, mkfifo, podman, runc, qemu-system-x86_64, qemu-img, mkfs.ext4, zsh, fish, python3, cargo and Debian's serde_json are installed"
   exit 0
 fi
 if [ "$(id -u)" != 0 ]; then

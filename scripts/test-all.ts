@@ -7,7 +7,7 @@
  * As root on a machine that lacks what the container scenarios need, it
  * first runs container/install-deps.sh (a no-op when all is there), so the
  * README's one command runs them instead of skipping (`--no-install` not).
- * `--junit DIR` writes DIR/vitest.xml, DIR/deno.xml and DIR/scenarios.xml.
+ * `--junit DIR` writes DIR/vitest.xml (DIR/vitest-vm.xml for the vm engine's tests), DIR/deno.xml and DIR/scenarios.xml.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -71,24 +71,37 @@ function vitestFailures(j: VitestJson): string[] {
   return out;
 }
 
-if (!values["no-node"]) {
+/**
+ * The vm engine's tests boot qemu guests under software emulation (TCG here): some 30 s of both cores
+ * each. They run after the rest of the Node suite, one file at a time, so that no guest competes with
+ * the timing of the other tests, nor two guests with each other.
+ */
+const VM_TESTS = "test/container/vm-";
+
+async function vitestRun(suite: string, args: string[], junitName: string): Promise<Tally> {
   const report = join(mkdtempSync(join(tmpdir(), "outlive-vitest-")), "report.json");
-  const junit = junitDir ? ["--reporter=junit", `--outputFile.junit=${join(junitDir, "vitest.xml")}`] : [];
-  const run = await $`npx vitest run --reporter=default --reporter=json --outputFile.json=${report} ${junit} ${vitestFilters}`;
-  let t: Tally = { suite: "node (vitest)", passed: 0, failed: 0, skipped: 0, broken: true };
-  if (existsSync(report)) {
-    const j = JSON.parse(readFileSync(report, "utf8"));
-    rmSync(dirname(report), { recursive: true, force: true });
-    t = {
-      suite: "node (vitest)",
-      passed: j.numPassedTests,
-      failed: j.numFailedTests,
-      skipped: j.numPendingTests + j.numTodoTests,
-      broken: run.exitCode !== 0 && j.numFailedTests === 0,
-      failures: vitestFailures(j),
-    };
+  const junit = junitDir ? ["--reporter=junit", `--outputFile.junit=${join(junitDir, junitName)}`] : [];
+  const run = await $`npx vitest run --reporter=default --reporter=json --outputFile.json=${report} ${junit} ${args}`;
+  if (!existsSync(report)) return { suite, passed: 0, failed: 0, skipped: 0, broken: true };
+  const j = JSON.parse(readFileSync(report, "utf8"));
+  rmSync(dirname(report), { recursive: true, force: true });
+  return {
+    suite,
+    passed: j.numPassedTests,
+    failed: j.numFailedTests,
+    skipped: j.numPendingTests + j.numTodoTests,
+    broken: run.exitCode !== 0 && j.numFailedTests === 0,
+    failures: vitestFailures(j),
+  };
+}
+
+if (!values["no-node"]) {
+  if (vitestFilters.length > 0) {
+    tallies.push(await vitestRun("node (vitest)", vitestFilters, "vitest.xml"));
+  } else {
+    tallies.push(await vitestRun("node (vitest)", ["--exclude", `${VM_TESTS}*.test.ts`], "vitest.xml"));
+    tallies.push(await vitestRun("node (vitest, vm engine: one file at a time)", ["--no-file-parallelism", VM_TESTS], "vitest-vm.xml"));
   }
-  tallies.push(t);
 }
 
 if (!values["no-deno"]) {

@@ -12,8 +12,9 @@ const ENGINES = ["auto", ...ENGINE_NAMES];
 const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--summary-json FILE] [--junit FILE] [--list]
   NAME…            scenarios to run (default: all of them)
   --systemd V      only this systemd version (252 = bookworm, 257 = trixie); default both
-  --engine E       auto (default: ${AUTO_ORDER.join(", else ")}), ${ENGINE_NAMES.slice(0, -1).join(", ")},
-                   or ${ENGINE_NAMES.at(-1)} (this machine's own systemd, no container; runs once, on its version)
+  --engine E       auto (default: ${AUTO_ORDER.join(", else ")}), ${ENGINE_NAMES.filter((n) => n !== "host" && n !== "vm").join(", ")},
+                   host (this machine's own systemd, no container; runs once, on its version),
+                   or vm (qemu with the suite's own Debian kernel: KVM, else TCG, tens of seconds a boot)
   --summary-json F write {passed, failed, skipped, results:[…]} to F
   --junit F        write JUnit XML to F: one testcase per scenario and systemd version
   --cache-dir D    root file systems, images' sources and run state (default $OUTLIVE_CONTAINER_CACHE, else $XDG_CACHE_HOME/outlive, else ~/.cache/outlive)

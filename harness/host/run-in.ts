@@ -5,6 +5,7 @@ import { projectRoot } from "../shared/project-root.ts";
 import { DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario } from "../shared/define.ts";
 import { loadScenarioFile } from "../shared/load-file.ts";
 import { PathMap } from "./path-map.ts";
+import { prepareOnHost } from "./prepare.ts";
 import { loadScenario } from "../shared/registry.ts";
 import type { DriverReport, ScenarioReport, Verdict } from "../shared/report.ts";
 import { renderTimeline } from "./timeline/timeline-svg.ts";
@@ -60,6 +61,11 @@ export async function runScenarioIn(
   // A file (a user's, a benchmark) instead of a registered scenario: the same driver, the same reports.
   const scenario = options.scenario ?? (options.file ? pickNamed(await loadScenarioFile(options.file), name) : await loadScenario(name));
   const suite = container.info.suite;
+  const cannot = await prepareOnHost(scenario.prepareOnHost ?? [], projectRoot());
+  if (cannot !== null) {
+    log(`${name} on ${suite}: SKIP (${cannot})`);
+    return { name, suite, systemd: container.info.readiness.systemdVersion ?? null, verdict: "skip", why: cannot, durationMs: 0, reportDir: "", ...(options.file ? { file: options.file } : {}) };
+  }
   // /work/project in a container; the project's own path on the host engine.
   const PROJECT_INSIDE = container.info.projectInside;
   const systemd = container.info.readiness.systemdVersion ?? null;

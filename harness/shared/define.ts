@@ -1,4 +1,5 @@
 import type { ScenarioContext } from "../inside/context.ts";
+import type { HostPreparation } from "./host-preparation.ts";
 
 /**
  * One scenario: what runs inside the container (as the user `outlive`,
@@ -31,6 +32,13 @@ export interface Scenario {
    * then a regression test that passes.
    */
   bug?: string;
+  /**
+   * What the host makes before the steps, by name (see host-preparation.ts:
+   * the containers have no compilers, so a foreign module in Rust is built
+   * on the host). Where one cannot be made here, the scenario is skipped
+   * with the reason. Default none.
+   */
+  prepareOnHost?: HostPreparation[];
   /** The steps, inside the container. Record checks with `ctx.check`, skip with `ctx.skip`. */
   inside(ctx: ScenarioContext): Promise<void>;
 }

@@ -26,6 +26,7 @@ export const SCENARIO_NAMES = [
   "pty-restart",
   "full-storage",
   "follow-restart",
+  "sidecar-rust",
   "soak",
 ] as const;
 

@@ -22,7 +22,7 @@ defineScenario({…}) from "outlive/harness", or an array of them) in a real
 systemd container, on systemd 252 and 257 unless --systemd says one. A NAME
 that is no file runs outlive's own scenario of that name.
   --systemd V    one systemd version (252 = Debian bookworm, 257 = trixie); default both
-  --engine E     the container engine (auto, nspawn, podman, docker…); default auto
+  --engine E     the container engine (auto, nspawn, podman, docker, host, vm); default auto
   --runtime R    what runs the scenario's code inside: node (default; .ts stripped by Node itself
                  where it can, else through TypeScript's transpiler, which is then needed:
                  npm i -D typescript; no build step) or deno (from node_modules/.bin/deno of the

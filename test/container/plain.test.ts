@@ -92,7 +92,7 @@ describe("options and recipe", () => {
     expect(() => resolveOptions({ suite: "sid" as never })).toThrow("Expected the `suite` option to be one of bookworm, trixie, got `sid` (string)");
     expect(() => resolveOptions({ bootTimeoutMs: -1 })).toThrow(/`bootTimeoutMs`.*`-1` \(number\)/);
     expect(() => resolveOptions({ name: "Bad Name" })).toThrow(/`name`/);
-    expect(() => resolveOptions({ engine: "lxc" as never })).toThrow("Expected the `engine` option to be auto, nspawn, podman, docker or host, got `lxc` (string)");
+    expect(() => resolveOptions({ engine: "lxc" as never })).toThrow("Expected the `engine` option to be auto, nspawn, podman, docker, host or vm, got `lxc` (string)");
     expect(() => resolveOptions({ ociCommand: "podman; rm -rf /" })).toThrow(/`ociCommand` option to be a command name or path/);
   });
   it("has defaults for everything", () => {
@@ -128,7 +128,7 @@ describe("options and recipe", () => {
       rmSync(join(root, "wt", "node_modules"));
       const real = realpathSync(join(root, "shared", "node_modules"));
       symlinkSync("../shared/node_modules", join(root, "wt", "node_modules"));
-      expect(linkedNodeModules(join(root, "wt"))).toEqual([{ host: real, inside: "/work/shared/node_modules" }]);
+      expect(linkedNodeModules(join(root, "wt"))).toEqual([{ host: real, inside: "/work/shared/node_modules", readonly: true }]);
       expect(linkedNodeModules(join(root, "shared"))).toEqual([]);
     } finally {
       rmSync(root, { recursive: true, force: true });

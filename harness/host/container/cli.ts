@@ -2,7 +2,8 @@
  * The container from a shell:
  *
  *   node dist/harness/host/container/cli.js engine                 which engine would run here, and why
- *   node dist/harness/host/container/cli.js build [--suite S]      build (or find) the cached root file system
+ *   node dist/harness/host/container/cli.js build [--suite S] [--engine vm]
+ *                                                             build (or find) the cached root file system (vm: its guest image)
  *   node dist/harness/host/container/cli.js up [--suite S] [--host-layout] [--name N] [--engine E]
  *                                                             boot, print the name, leave it running
  *   node dist/harness/host/container/cli.js exec NAME [--user] -- ARGV...
@@ -60,7 +61,13 @@ async function main(argv: string[]): Promise<number> {
     case "engine":
       return await engine();
     case "build": {
-      const r = await ensureRootfs(resolveOptions(options), stderrLog);
+      const resolved = resolveOptions(options);
+      const prepare = resolved.engine === "auto" ? undefined : ENGINES[resolved.engine].prepare;
+      if (prepare) {
+        console.log(await prepare(resolved, stderrLog));
+        return 0;
+      }
+      const r = await ensureRootfs(resolved, stderrLog);
       console.log(`${r.rootfs}${r.buildMs === null ? " (cached)" : ` (built in ${(r.buildMs / 1000).toFixed(1)} s)`}`);
       return 0;
     }
@@ -110,7 +117,8 @@ async function engine(): Promise<number> {
   for (const name of ENGINE_NAMES) {
     const why = await engineMissing(name);
     if (why === null && ENGINES[name].auto) chosen ??= name;
-    console.log(`${name.padEnd(7)} ${why === null ? "can run here" : `cannot: ${why}`}`);
+    const how = why === null ? await ENGINES[name].howItRuns?.(resolveOptions({ engine: name })) : undefined;
+    console.log(`${name.padEnd(7)} ${why === null ? `can run here${how ? `: ${how}` : ""}` : `cannot: ${why}`}`);
   }
   console.log(`auto    → ${chosen ?? "none: run container/install-deps.sh as root"}`);
   return chosen === null ? 77 : 0;

@@ -2,13 +2,14 @@ import { hostEngine } from "./host.ts";
 import type { Engine } from "./machine.ts";
 import { nspawnEngine } from "./nspawn.ts";
 import { dockerEngine, podmanEngine } from "./oci.ts";
+import { vmEngine } from "./vm.ts";
 
 /**
  * Every engine, by the name `--engine` takes, each filling `Engine` in its
  * own file. `auto` tries those marked `auto` in this order: nspawn first,
  * because it gives pure cgroup v2 inside on any host layout, where podman
- * and docker give the host's; `host` is never picked by `auto`. A new
- * engine (a VM is next) is one line here and a file of its own.
+ * and docker give the host's; `host` and `vm` are never picked by `auto`.
+ * A new engine is one line here and a file of its own.
  *
  * @example
  * ```ts
@@ -21,6 +22,7 @@ export const ENGINES = {
   podman: podmanEngine,
   docker: dockerEngine,
   host: hostEngine,
+  vm: vmEngine,
 } as const satisfies Record<string, Engine>;
 
 export type EngineName = keyof typeof ENGINES;

@@ -60,6 +60,12 @@ export interface Engine {
    * host's own): scenarios then run once, on whatever version it has.
    */
   readonly bootsSuite: boolean;
+  /** Its own default for `bootTimeoutMs`, when a boot takes longer than the usual 60 s (a VM under software emulation). */
+  readonly bootTimeoutMs?: number;
+  /** Builds (or finds in the cache) what it boots beyond the rootfs, for `cli.ts build --engine E`; says where it is. */
+  prepare?(options: ResolvedOptions, log: Log): Promise<string>;
+  /** How it would run here, one line, when it can (the vm engine: KVM or TCG, and why). */
+  howItRuns?(options: ResolvedOptions): Promise<string>;
   /** Why it cannot boot here, or null when it probably can. Cheap: boots nothing. */
   missing(nodePath: string, projectDir: string): Promise<string | null>;
   /**

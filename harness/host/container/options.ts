@@ -4,6 +4,7 @@ import { projectRoot } from "../../shared/project-root.ts";
 import { ENGINE_NAMES, ENGINES, type EngineName, isEngineName } from "./engines.ts";
 import { defaultCacheDir } from "./cache-dir.ts";
 import { ContainerError } from "./errors.ts";
+import { type AccelOption, DEFAULT_QEMU } from "./vm-probe.ts";
 
 /** Debian suites the harness ships against: bookworm has systemd 252, trixie 257. */
 export type Suite = "bookworm" | "trixie";
@@ -56,18 +57,30 @@ export interface ContainerOptions {
   ociCommand?: string;
   /** Bound on building a root file system. Default 15 minutes. */
   buildTimeoutMs?: number;
-  /** Bound on boot until systemd and the user manager run. Default 60 s. */
+  /** Bound on boot until systemd and the user manager run. Default 60 s, or the engine's own (vm: 240 s, for software emulation). */
   bootTimeoutMs?: number;
   /** Bound on an orderly shutdown before everything left is killed. Default 15 s. */
   stopTimeoutMs?: number;
   /** More host directories bound read-write inside (a scenario file's folder, its reports). Default none. */
   binds?: readonly Bind[];
+  /** vm engine: the qemu to run, a name on PATH or a path. Default `qemu-system-x86_64`. */
+  qemuCommand?: string;
+  /** vm engine: `auto` (default) boots a probe guest under KVM and falls back to TCG with KVM's reason; `kvm` or `tcg` force one. */
+  vmAccel?: AccelOption;
+  /** vm engine: the guest's memory in MiB. Default 1024. */
+  vmMemoryMiB?: number;
+  /** vm engine: the guest's virtual CPUs. Default 2. */
+  vmCpus?: number;
+  /** vm engine: the size of the guest's disk image in MiB (a sparse file; the root file system fills about 700). Default 3072. */
+  vmDiskMiB?: number;
 }
 
 /** A host directory and where it appears inside the container (an absolute path outside /tmp and /run, which are tmpfs in some engines). */
 export interface Bind {
   host: string;
   inside: string;
+  /** Only read inside (a linked node_modules): the vm engine shares it read-only and cached; the others bind it as it is. */
+  readonly?: boolean;
 }
 
 /** Options after checking: inner code trusts these. */
@@ -88,6 +101,11 @@ export interface ResolvedOptions {
   bootTimeoutMs: number;
   stopTimeoutMs: number;
   binds: Bind[];
+  qemuCommand: string;
+  vmAccel: AccelOption;
+  vmMemoryMiB: number;
+  vmCpus: number;
+  vmDiskMiB: number;
 }
 
 export const DEFAULTS = {
@@ -101,6 +119,11 @@ export const DEFAULTS = {
   buildTimeoutMs: 15 * 60_000,
   bootTimeoutMs: 60_000,
   stopTimeoutMs: 15_000,
+  qemuCommand: DEFAULT_QEMU,
+  vmAccel: "auto" as AccelOption,
+  vmMemoryMiB: 1024,
+  vmCpus: 2,
+  vmDiskMiB: 3072,
 } as const;
 
 function fail(option: string, expected: string, value: unknown): never {
@@ -148,6 +171,10 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
   if (typeof mirror !== "string" || !/^https?:\/\//.test(mirror)) fail("mirror", "an http(s) URL", mirror);
   const ociCommand = options.ociCommand ?? null;
   if (ociCommand !== null && (typeof ociCommand !== "string" || !/^[\w./+-]+$/.test(ociCommand))) fail("ociCommand", "a command name or path", ociCommand);
+  const qemuCommand = options.qemuCommand ?? DEFAULTS.qemuCommand;
+  if (typeof qemuCommand !== "string" || !/^[\w./+-]+$/.test(qemuCommand)) fail("qemuCommand", "a command name or path", qemuCommand);
+  const vmAccel = options.vmAccel ?? DEFAULTS.vmAccel;
+  if (!["auto", "kvm", "tcg"].includes(vmAccel)) fail("vmAccel", "auto, kvm or tcg", vmAccel);
   return {
     suite,
     unified,
@@ -162,8 +189,13 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
     mirror,
     ociCommand,
     buildTimeoutMs: positiveInt("buildTimeoutMs", options.buildTimeoutMs, DEFAULTS.buildTimeoutMs),
-    bootTimeoutMs: positiveInt("bootTimeoutMs", options.bootTimeoutMs, DEFAULTS.bootTimeoutMs),
+    bootTimeoutMs: positiveInt("bootTimeoutMs", options.bootTimeoutMs, (engine !== "auto" && ENGINES[engine].bootTimeoutMs) || DEFAULTS.bootTimeoutMs),
     stopTimeoutMs: positiveInt("stopTimeoutMs", options.stopTimeoutMs, DEFAULTS.stopTimeoutMs),
+    qemuCommand,
+    vmAccel,
+    vmMemoryMiB: positiveInt("vmMemoryMiB", options.vmMemoryMiB, DEFAULTS.vmMemoryMiB),
+    vmCpus: positiveInt("vmCpus", options.vmCpus, DEFAULTS.vmCpus),
+    vmDiskMiB: positiveInt("vmDiskMiB", options.vmDiskMiB, DEFAULTS.vmDiskMiB),
     binds: [
       ...(options.binds ?? []).map((b, i) => {
         const host = absolutePath(`binds[${i}].host`, b?.host ?? "", "");
@@ -191,7 +223,7 @@ export function linkedNodeModules(projectDir: string): Bind[] {
     const inside = resolve("/work/project", target);
     const host = realpathSync(link);
     if (inside === "/work/project" || inside.startsWith("/work/project/") || /^\/(tmp|run)(\/|$)/.test(inside)) return [];
-    return [{ host, inside }];
+    return [{ host, inside, readonly: true }];
   } catch {
     return [];
   }

@@ -1,0 +1,234 @@
+import { basename, dirname, join } from "node:path";
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+import { isSameProcess, type ProcessIdentity } from "../../../lib/proc/identity.ts";
+import type { CommandResult } from "./command.ts";
+import { ContainerError } from "./errors.ts";
+import type { Engine, EnterOptions, Machine, TeardownReport } from "./machine.ts";
+import type { ResolvedOptions } from "./options.ts";
+import { findTool, requireRoot, requireTool, type ToolNeed } from "./preconditions.ts";
+import type { Log } from "./rootfs.ts";
+import { commonState, type CommonState, saveState } from "./state.ts";
+import { GuestAgent } from "./vm-agent.ts";
+import { consoleSaid, launchQemu, makeOverlay, NODE_DIR_INSIDE, qemuArgv, qemuSaid, type Share, type VmPaths, vmPaths, vmShares } from "./vm-boot.ts";
+import { ensureGuestImage } from "./vm-image.ts";
+import { type AccelChoice, type AccelOption, chooseAccel, DEFAULT_QEMU } from "./vm-probe.ts";
+import { stopVm } from "./vm-teardown.ts";
+
+export interface VmState extends CommonState {
+  engine: "vm";
+  /** The qemu process; signalled only while its start time still matches. */
+  qemu: ProcessIdentity;
+  accel: AccelChoice;
+  /** The guest image's cache entry the overlay is on. */
+  image: string;
+  paths: VmPaths;
+  shares: Share[];
+  /** The host's Node binary's name in its shared directory. */
+  nodeBinary: string;
+}
+
+/** Default bound on a boot: Debian under TCG on two shared cores takes 30–60 s to a ready user manager. */
+const VM_BOOT_TIMEOUT_MS = 240_000;
+const VM_TOOLS: readonly ToolNeed[] = [["qemu-img", "qemu-utils"], ["mkfs.ext4", "e2fsprogs"], ["debootstrap", "debootstrap"]];
+/** A clean PATH inside: the guest agent's own environment is not the one a login has. */
+const INSIDE_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** One probe per qemu and choice in a process: `engine` and the boot after it ask the same question. */
+const probes = new Map<string, ReturnType<typeof chooseAccel>>();
+function probe(qemu: string, wanted: AccelOption): ReturnType<typeof chooseAccel> {
+  const key = `${qemu} ${wanted}`;
+  if (!probes.has(key)) probes.set(key, chooseAccel(qemu, wanted));
+  return probes.get(key)!;
+}
+
+/** Why the vm engine cannot boot here, or null. Boots one probe guest (about 0.1 s), nothing else. */
+export async function vmMissing(nodePath: string, qemuCommand: string = DEFAULT_QEMU, wanted: AccelOption = "auto"): Promise<string | null> {
+  if (typeof process.getuid === "function" && process.getuid() !== 0) return "needs root (uid 0): the guest image is built in a chroot";
+  const qemu = await findTool(qemuCommand);
+  if (qemu === null) return `${qemuCommand} is not installed (Debian package qemu-system-x86): run container/install-deps.sh`;
+  for (const [tool, pkg] of VM_TOOLS) {
+    if ((await findTool(tool)) === null) return `${tool} is not installed (Debian package ${pkg}): run container/install-deps.sh`;
+  }
+  if (!existsSync(nodePath)) return `no Node binary at ${nodePath} to share with the guest`;
+  const choice = await probe(qemu, wanted);
+  return choice.accel === null ? choice.why : null;
+}
+
+/**
+ * The vm engine: the suite's guest image (the cached rootfs with Debian's
+ * kernel and guest agent) booted by qemu on a throw-away overlay, with its
+ * own kernel, so pure cgroup v2 with every controller, whatever the host
+ * has. KVM where a probe guest runs under it, TCG otherwise. Never picked
+ * by `auto`: a boot costs tens of seconds under TCG.
+ */
+export const vmEngine: Engine = {
+  auto: false,
+  bootsSuite: true,
+  bootTimeoutMs: VM_BOOT_TIMEOUT_MS,
+  missing: (nodePath) => vmMissing(nodePath),
+  prepare: async (options, log) => {
+    const image = await ensureGuestImage(options, log);
+    return `${image.disk}${image.buildMs === null ? " (cached)" : ` (built in ${(image.buildMs / 1000).toFixed(1)} s)`}`;
+  },
+  howItRuns: async (options) => (await probe(options.qemuCommand, options.vmAccel)).why,
+  boot: bootVm,
+  attach: (state) => new VmMachine(state as VmState),
+};
+
+async function bootVm(options: ResolvedOptions, log: Log): Promise<{ machine: Machine; launchedAt: number }> {
+  requireRoot();
+  const qemu = await findTool(options.qemuCommand);
+  if (qemu === null) throw new ContainerError("missing-package", `${options.qemuCommand} is not installed (Debian package qemu-system-x86): run container/install-deps.sh as root, or pass qemuCommand`);
+  const qemuImg = await requireTool("qemu-img", "qemu-utils");
+  if (!existsSync(options.nodePath)) {
+    throw new ContainerError("missing-package", `no Node binary at ${options.nodePath} to share with the guest: install nodejs >= 20 or pass nodePath`);
+  }
+  const choice = await probe(qemu, options.vmAccel);
+  if (choice.accel === null) throw new ContainerError("no-engine", choice.why);
+  const image = await ensureGuestImage(options, log);
+  const shares = vmShares(options);
+  for (const share of shares) {
+    if (!share.readonly) mkdirSync(share.host, { recursive: true });
+    if (!existsSync(share.host)) throw new ContainerError("bad-option", `${share.host} (shared with the guest at ${share.inside}) does not exist`);
+  }
+  mkdirSync(options.runDir, { recursive: true });
+  const paths = vmPaths(options.runDir);
+  await makeOverlay(qemuImg, image, paths.overlay);
+  const accel = { ...choice, accel: choice.accel };
+  const launchedAt = Date.now();
+  let identity: ProcessIdentity;
+  try {
+    identity = launchQemu(qemuArgv({ ...options, qemuCommand: qemu }, image, accel, paths, shares), paths);
+  } catch (error) {
+    await stopVm({ ...placeholderState(options, paths, accel, image.entry, shares) }, options.stopTimeoutMs);
+    throw error;
+  }
+  const state: VmState = { ...placeholderState(options, paths, accel, image.entry, shares), qemu: identity };
+  // Saved before anything can fail, so `down` finds a machine that never got ready.
+  saveState(state);
+  const machine = new VmMachine(state);
+  try {
+    await machine.waitForAgent(options.bootTimeoutMs);
+    await machine.mountShares();
+  } catch (error) {
+    const kept = keepConsole(paths);
+    const report = await machine.stop(options.stopTimeoutMs);
+    if (error instanceof ContainerError) {
+      error.kept.splice(0, error.kept.length, ...kept);
+      if (!report.clean) error.kept.push(`leftovers: ${report.leftovers.join(", ")}`);
+    }
+    throw error;
+  }
+  log(`${options.name}: qemu ${accel.accel.toUpperCase()} (${accel.why}), guest agent up after ${((Date.now() - launchedAt) / 1000).toFixed(1)} s`);
+  return { machine, launchedAt };
+}
+
+/** A boot that failed keeps the guest's console (teardown removes console.log with the run) for a person to read. */
+function keepConsole(paths: VmPaths): string[] {
+  const kept = join(dirname(paths.console), "boot-console.log");
+  try {
+    copyFileSync(paths.console, kept);
+    return [kept];
+  } catch {
+    return [];
+  }
+}
+
+function placeholderState(options: ResolvedOptions, paths: VmPaths, accel: AccelChoice, image: string, shares: Share[]): VmState {
+  return {
+    engine: "vm",
+    ...commonState(options),
+    startedAt: new Date().toISOString(),
+    qemu: { pid: -1, startTime: "" },
+    accel,
+    image,
+    paths,
+    shares,
+    nodeBinary: basename(options.nodePath),
+  };
+}
+
+export class VmMachine implements Machine {
+  readonly engine = "vm" as const;
+  readonly state: VmState;
+  private agentClient: GuestAgent | null = null;
+
+  constructor(state: VmState) {
+    this.state = state;
+  }
+
+  get name(): string {
+    return this.state.name;
+  }
+
+  private agent(): GuestAgent {
+    this.agentClient ??= new GuestAgent(this.state.paths.agent);
+    return this.agentClient;
+  }
+
+  /** Until the guest agent answers (udev starts it once the virtio-serial port is seen), or qemu exits, or the bound passes. */
+  async waitForAgent(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (!isSameProcess(this.state.qemu)) {
+        const said = consoleSaid(this.state.paths) || qemuSaid(this.state.paths);
+        throw new ContainerError("boot-failed", `qemu exited before the guest agent answered${said ? `: ${said}` : ""}`, [this.state.paths.console, this.state.paths.qemuLog]);
+      }
+      try {
+        await this.agent().sync(2_000);
+        return;
+      } catch {
+        if (Date.now() >= deadline) {
+          throw new ContainerError("boot-failed", `the guest agent did not answer within ${timeoutMs / 1000} s (last on the console: ${consoleSaid(this.state.paths) || "nothing"})`, [this.state.paths.console]);
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+
+  /** Mounts the 9p shares in order, then binds the host's Node at /usr/local/bin/node, where the other engines put it. */
+  async mountShares(): Promise<void> {
+    // Paths travel as arguments, never spliced into the script, so no quoting can break them.
+    const script = [
+      "set -eu",
+      'node="$1"; shift',
+      'while [ $# -gt 0 ]; do mkdir -p "$3"; mount -t 9p -o "$1" "$2" "$3"; shift 3; done',
+      'touch /usr/local/bin/node && mount --bind "$node" /usr/local/bin/node',
+    ].join("\n");
+    const args = this.state.shares.flatMap((s) => [`trans=virtio,version=9p2000.L,msize=524288${s.readonly ? ",ro,cache=loose" : ""}`, s.tag, s.inside]);
+    const r = await this.enter(["/bin/sh", "-c", script, "sh", `${NODE_DIR_INSIDE}/${this.state.nodeBinary}`, ...args], { timeoutMs: 30_000 });
+    if (r.exitCode !== 0) throw new ContainerError("boot-failed", `could not mount the host's folders in ${this.name}: ${(r.stderr || r.stdout).trim().split("\n").at(-1)}`);
+  }
+
+  /**
+   * Runs argv in the guest through its agent (`guest-exec`), with a clean
+   * environment, as root unless `as` says otherwise (setpriv, like the host
+   * engine). `timeout` inside ends the command a second after the host's
+   * bound, since the agent cannot signal what it started.
+   */
+  async enter(argv: string[], options: EnterOptions): Promise<CommandResult> {
+    if (!isSameProcess(this.state.qemu)) {
+      return { exitCode: null, signal: null, stdout: "", stderr: `vm ${this.name} is not running`, timedOut: false };
+    }
+    const as = options.as ? ["setpriv", `--reuid=${options.as.uid}`, `--regid=${options.as.gid}`, "--clear-groups", "--"] : [];
+    const bound = String(Math.ceil(options.timeoutMs / 1000) + 1);
+    try {
+      return await this.agent().exec(["/usr/bin/env", "-i", INSIDE_PATH, "timeout", "-k", "2", bound, ...as, ...argv], {
+        timeoutMs: options.timeoutMs,
+        input: options.input,
+      });
+    } catch (error) {
+      return { exitCode: null, signal: null, stdout: "", stderr: `vm ${this.name}: ${(error as Error).message}`, timedOut: false };
+    }
+  }
+
+  async isAlive(): Promise<boolean> {
+    return isSameProcess(this.state.qemu);
+  }
+
+  async stop(timeoutMs: number): Promise<TeardownReport> {
+    this.agentClient?.close();
+    this.agentClient = null;
+    return await stopVm(this.state, timeoutMs);
+  }
+}
