@@ -228,7 +228,7 @@ export class LocalSession {
     const offset = from + missed;
     const next = offset + data.byteLength;
     const size = fileSize(files.data);
-    return { id, stream, offset, missed, data: data.toString("base64"), next, size: Math.max(size, next), done: isTerminal(record.state) && next >= size };
+    return { id, stream, offset, missed, data: data.toString("base64"), next, size, done: isTerminal(record.state) && next >= size };
   }
 
   private async census(p: Record<string, unknown>): Promise<unknown> {

@@ -25,6 +25,8 @@ describe("outlive serve on its stdio", () => {
     const out = await first.request<{ data: string; next: number; done: boolean }>("output", { id: task.id });
     expect(Buffer.from(out.data, "base64").toString()).toBe("out\n");
     expect(out).toMatchObject({ next: 4, done: true });
+    // Asked past the end: nothing, and the stream's real size.
+    expect(await first.request("output", { id: task.id, from: 100 })).toMatchObject({ offset: 100, next: 100, size: 4, data: "", done: true });
     await first.request("ack", { id: task.id });
     // Nothing twice in one subscription.
     await new Promise((r) => setTimeout(r, 300));
