@@ -3,7 +3,7 @@
  * output and by `dd`, and `mount -o remount,ro`. Needs root (to mount).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -115,8 +115,13 @@ describe.skipIf(notRoot)("a full storage", () => {
     expect(outlive(storage, "run", "--id", "sleeper", "--", "sleep", "60").code).toBe(0);
     pids.push(taskRecord(storage, "sleeper").pid);
     const filler = fill(mnt, "filler", 400);
-    expect(outlive(storage, "run", "--id", "filler", "--shell", "head -c 4000000 /dev/zero; exit 5").code).toBe(0);
+    // The filler starts writing only once its run has returned: had it ended while that command still held the
+    // storage, the command would have stored its end, and nothing would be left for ps to decide unstored.
+    const go = join(mkdtempSync(join(tmpdir(), "outlive-fault-go-")), "go");
+    expect(outlive(storage, "run", "--id", "filler", "--shell", `while [ ! -e ${go} ]; do sleep 0.02; done; head -c 4000000 /dev/zero; exit 5`).code).toBe(0);
+    writeFileSync(go, "");
     await waitFor("the filler's exit code", () => exitCodeWritten(storage, "filler"));
+    rmSync(join(go, ".."), { recursive: true, force: true });
     // The task stopped writing where its own write failed; a page or two may still be free (tmpfs counts
     // pages). Take those too, so every command below meets a disk that is full to the last block.
     const rest = fill(mnt, "rest");
