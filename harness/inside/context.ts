@@ -23,6 +23,14 @@ export interface ContextSetup {
   systemd: number;
   /** What the host side passed (`RunInOptions.params`). Default none. */
   params?: Record<string, string>;
+  /**
+   * The driver's half of `ctx.reboot()`: writes what the steps found so far
+   * where the host reads it, then asks the host to reboot the machine. Absent
+   * after the reboot (a scenario reboots once).
+   */
+  requestReboot?: () => Promise<void>;
+  /** The machine was rebooted under this scenario: the steps running are its `reboot.after`. */
+  afterReboot?: boolean;
 }
 
 /** Defaults every daemon of a scenario gets unless it says otherwise. */
@@ -80,7 +88,13 @@ export class ScenarioContext {
   readonly deliveries: Array<{ storage: string; id: string }> = [];
   readonly storages = new Set<string>();
 
+  /** True in `reboot.after`: the machine has rebooted since the scenario began. */
+  readonly afterReboot: boolean;
+  private readonly requestReboot: (() => Promise<void>) | null;
+
   constructor(setup: ContextSetup) {
+    this.afterReboot = setup.afterReboot ?? false;
+    this.requestReboot = setup.requestReboot ?? null;
     this.scenario = setup.scenario;
     this.runDir = setup.runDir;
     this.prefix = setup.prefix;
@@ -118,6 +132,21 @@ export class ScenarioContext {
     if (options.storage) this.storages.add(options.storage);
     this.daemons.push(d);
     return d;
+  }
+
+  /**
+   * Ends this boot of the machine the way the scenario's `reboot.how` says,
+   * now: the host sees the request within a tenth of a second and cuts the
+   * power or reboots; nothing after this call runs. The scenario goes on in
+   * `reboot.after`, in a new driver, with the checks made so far.
+   */
+  async reboot(): Promise<never> {
+    if (!this.scenario.reboot || !this.requestReboot) {
+      throw new Error(this.scenario.reboot ? "ctx.reboot(): the machine has already been rebooted once under this scenario" : "ctx.reboot(): the scenario declares no `reboot`");
+    }
+    this.mark("reboot", `reboot (${this.scenario.reboot.how}) requested`);
+    await this.requestReboot();
+    return await new Promise<never>(() => {});
   }
 
   check(name: string, ok: boolean, detail?: unknown): boolean {
