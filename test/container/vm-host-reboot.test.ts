@@ -62,6 +62,8 @@ describe.skipIf(vmMissing !== null)("host-reboot under --engine vm: a power cut 
     const without = await runScenarioIn(c, "host-reboot", log, { reportsDir: join(reports, "mutant"), distDir: mutantWithoutFlushes(mutant) });
     expect(without.verdict, lines.join("\n")).toBe("fail");
     const report = JSON.parse(readFileSync(join(without.reportDir, "report.json"), "utf8")) as ScenarioReport;
+    // A run that broke (no report, an error) says nothing about the flushes.
+    expect(report.error, `${report.why}\n${readFileSync(join(without.reportDir, "driver.log"), "utf8").slice(-3000)}`).toBeNull();
     const failed = report.checks.filter((k) => !k.ok).map((k) => k.name);
     // What the power cut took is exactly what was not flushed: the end and the ack written after the sync.
     expect(failed).toEqual(expect.arrayContaining([

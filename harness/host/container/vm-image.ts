@@ -9,8 +9,8 @@ import type { ResolvedOptions } from "./options.ts";
 import { requireRoot, requireTool } from "./preconditions.ts";
 import { ensureRootfs, type Log } from "./rootfs.ts";
 
-/** Packages the guest adds to the rootfs: Debian's kernel (modules and initramfs with it) and Debian's guest agent. */
-export const VM_PACKAGES: readonly string[] = ["linux-image-amd64", "qemu-guest-agent"];
+/** Packages the guest adds to the rootfs: Debian's kernel (modules and initramfs with it), Debian's guest agent, and e2fsprogs (trixie's debootstrap has none) for `diskStorages`. */
+export const VM_PACKAGES: readonly string[] = ["linux-image-amd64", "qemu-guest-agent", "e2fsprogs"];
 
 /** Everything that decides what a guest image contains; its hash names the cache entry beside the rootfs's. */
 export interface ImageRecipe {

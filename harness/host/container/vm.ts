@@ -256,7 +256,8 @@ export class VmMachine implements Machine {
       const now = await this.bootId(2_000).catch(() => "");
       if (now !== "" && now !== before) break;
       if (Date.now() >= deadline) {
-        throw new ContainerError("boot-failed", `vm ${this.name} did not come back from the ${how} reboot within ${timeoutMs / 1000} s (last on the console: ${consoleSaid(this.state.paths) || "nothing"})`, [this.state.paths.console]);
+        // The console goes with the run at teardown: a copy beside it stays for a person to read.
+        throw new ContainerError("boot-failed", `vm ${this.name} did not come back from the ${how} reboot within ${timeoutMs / 1000} s (last on the console: ${consoleSaid(this.state.paths) || "nothing"})`, keepConsole(this.state.paths));
       }
       await new Promise((r) => setTimeout(r, 500));
     }
