@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { ContainerError, describeFailure, resolveOptions } from "../../harness/host/container/mod.ts";
 import { recipeFor } from "../../harness/host/container/recipe.ts";
-import { imageEntryDir, imageRecipeFor } from "../../harness/host/container/vm-image.ts";
+import { createServer } from "node:http";
+import { imageEntryDir, imageRecipeFor, kernelReleaseUnserved } from "../../harness/host/container/vm-image.ts";
 import { scenarioCli } from "../../harness/host/cli.ts";
 
 describe("the bookworm-5.10 suite: bookworm's userland on Debian 11's kernel, vm engine only", () => {
@@ -47,5 +48,25 @@ describe("the bookworm-5.10 suite: bookworm's userland on Debian 11's kernel, vm
     expect(errors[1]).toMatch(/^Expected --suite to be one of bookworm, trixie, bookworm-5\.10, got "bullseye"/);
     expect(errors[2]).toMatch(/--suite and --systemd/);
     expect(errors.every((e) => !e.includes("\n"))).toBe(true);
+  });
+});
+
+describe("whether the mirror still serves the release the kernel comes from", () => {
+  it("says why not when the mirror answers 404 (a release moved to the archive), and null when it serves it", async () => {
+    const server = createServer((req, res) => {
+      res.statusCode = req.url === "/debian/dists/bullseye/Release" ? 200 : 404;
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const mirror = `http://127.0.0.1:${(server.address() as { port: number }).port}/debian`;
+    try {
+      expect(await kernelReleaseUnserved(mirror, "bullseye")).toBeNull();
+      expect(await kernelReleaseUnserved(`${mirror}/`, "buster")).toBe(`the mirror no longer serves Debian buster (${mirror}/dists/buster/Release: HTTP 404)`);
+    } finally {
+      server.close();
+    }
+  });
+  it("says it cannot reach a mirror that does not answer", async () => {
+    expect(await kernelReleaseUnserved("http://127.0.0.1:9/debian", "bullseye", 3000)).toMatch(/^cannot reach the mirror for Debian bullseye \(http:\/\/127\.0\.0\.1:9\/debian\/dists\/bullseye\/Release: /);
   });
 });
