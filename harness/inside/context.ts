@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { release } from "node:os";
 import { join } from "node:path";
 import { $ } from "zx";
 import { cgroupProcs, findCgroup2Mount, readCgroup, type TaskRecord, TaskStore, taskPaths } from "../../lib/mod.ts";
@@ -8,6 +9,7 @@ import type { Scenario } from "../shared/define.ts";
 import { ScenarioSkip } from "../shared/skip.ts";
 import type { Check, Incarnation, Mark } from "../shared/report.ts";
 import { ScenarioDaemon } from "./scenario-daemon.ts";
+import { cgroupKillRefusal } from "../../lib/placement/cgroup-v2.ts";
 
 // deno-lint-ignore no-explicit-any
 type Message = Record<string, any>;
@@ -114,6 +116,11 @@ export class ScenarioContext {
 
   /** A daemon simulator whose module cgroups live in the driver's delegated cgroup. Call `.start()` on it. */
   daemon(options: Partial<SimulatorOptions> & { name?: string; autoAck?: boolean } = {}): ScenarioDaemon {
+    if (options.placement === "cgroup-v2") {
+      // Asked of the kernel, not of the suite's name: the driver's delegated cgroup is a non-root one, which has cgroup.kill wherever the kernel does.
+      const refused = cgroupKillRefusal({ dir: this.cgroup.dir, hasKill: existsSync(join(this.cgroup.dir, "cgroup.kill")) }, release());
+      if (refused) this.skip(`this scenario asks for the cgroup-v2 placement, which is refused here: ${refused}`);
+    }
     const n = this.daemons.length + 1;
     const name = options.name ?? `daemon-${n}`;
     const d = new ScenarioDaemon(
