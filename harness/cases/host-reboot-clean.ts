@@ -8,10 +8,10 @@
  */
 import type { ScenarioContext } from "../inside/context.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
-import { hostReboot } from "./host-reboot.ts";
+import { hostReboot, READY_TIMEOUT_MS } from "./host-reboot.ts";
 
 async function before(ctx: ScenarioContext): Promise<void> {
-  const d = ctx.daemon({ autoAck: false });
+  const d = ctx.daemon({ autoAck: false, readyTimeoutMs: READY_TIMEOUT_MS });
   const mod = await d.start();
   ctx.check("the module chose systemd-scope with the user manager", mod.ready.placement === "systemd-scope", mod.ready.reason);
   await d.run({ id: "long", shell: "echo serving; sleep 600" });
@@ -23,7 +23,7 @@ async function before(ctx: ScenarioContext): Promise<void> {
 }
 
 async function after(ctx: ScenarioContext): Promise<void> {
-  const d = ctx.daemon({ autoAck: false });
+  const d = ctx.daemon({ autoAck: false, readyTimeoutMs: READY_TIMEOUT_MS });
   const mod = await d.start();
   ctx.fact("replay", mod.ready.replay);
   const long = await ctx.record("long");

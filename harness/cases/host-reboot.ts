@@ -22,11 +22,13 @@ import { defineScenario, type Scenario } from "../shared/define.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 import { REBOOT_SENT_AFTER_PARAM } from "../shared/report.ts";
 
+/** Bound on a module's start (Node's own start and the replay) just after a boot under software emulation, on two shared cores. */
+export const READY_TIMEOUT_MS = 120_000;
 /** Bound on each wait for a task under software emulation. */
 const TASK_WAIT_MS = 60_000;
 
 async function before(ctx: ScenarioContext): Promise<void> {
-  const d = ctx.daemon({ autoAck: false });
+  const d = ctx.daemon({ autoAck: false, readyTimeoutMs: READY_TIMEOUT_MS });
   const mod = await d.start();
   ctx.fact("placementReason", mod.ready.reason);
   ctx.check("the module chose systemd-scope with the user manager", mod.ready.placement === "systemd-scope", mod.ready.reason);
@@ -59,7 +61,7 @@ async function afterPowerCut(ctx: ScenarioContext): Promise<void> {
   const hostMs = Number(ctx.params[REBOOT_SENT_AFTER_PARAM]);
   ctx.fact("cutAfterLastWriteMs", { guest: guestMs, host: hostMs });
   ctx.check("the power cut came within a second of the last write under test", guestMs + hostMs < 1_000, { guestMs, hostMs });
-  const d = ctx.daemon({ autoAck: false });
+  const d = ctx.daemon({ autoAck: false, readyTimeoutMs: READY_TIMEOUT_MS });
   const mod = await d.start();
   ctx.fact("replay", mod.ready.replay);
   const long = await ctx.record("long");

@@ -164,6 +164,8 @@ export async function runScenarioIn(
     for (const { dir, image } of disks) await container.exec(["sh", "-c", 'umount "$1"; rm -f "$2"', "sh", dir, image], { timeoutMs: 20_000 }).catch(() => {});
   }
   writeFileSync(join(reportDir, "driver.log"), driverOutput);
+  // A reboot's shutdown (what systemd stopped, and how) is only on the console: the guest's journal starts again with each boot.
+  if (scenario.reboot && container.machine.consoleLog) writeFileSync(join(reportDir, "console.log"), container.machine.consoleLog());
 
   const driverReportPath = join(runDir, "driver-report.json");
   const driver: DriverReport | null = existsSync(driverReportPath) ? JSON.parse(readFileSync(driverReportPath, "utf8")) : null;

@@ -58,6 +58,8 @@ export interface Machine {
    * `issuedAt`: when the reset or the reboot was sent (epoch ms).
    */
   reboot?(how: RebootHow, timeoutMs: number): Promise<{ issuedAt: number }>;
+  /** The machine's console as logged so far (the vm engine's serial console: every boot, the shutdowns between), where there is one. */
+  consoleLog?(): string;
 }
 
 /**

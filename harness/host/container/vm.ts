@@ -1,5 +1,5 @@
 import { basename, dirname, join } from "node:path";
-import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { isSameProcess, type ProcessIdentity } from "../../../lib/proc/identity.ts";
 import type { CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
@@ -263,6 +263,14 @@ export class VmMachine implements Machine {
     }
     await this.mountShares();
     return { issuedAt };
+  }
+
+  consoleLog(): string {
+    try {
+      return readFileSync(this.state.paths.console, "utf8");
+    } catch {
+      return "";
+    }
   }
 
   /** The guest kernel's boot id, "" when the agent does not answer within the bound. */
