@@ -2,9 +2,10 @@
  * kill-escapees: a task whose children leave its process group (setsid)
  * and its process tree (double fork). Killing the task through outlive
  * must leave its scope empty: the ladder's group signals miss the
- * escapees, the scope's cgroup.kill does not.
+ * escapees, the scope's cgroup.kill does not (nor, on a kernel without
+ * cgroup.kill, systemd's kill of the scope, pid by pid until it is empty).
  */
-import { cgroupProcs, isRunning, readProcStat } from "../../lib/mod.ts";
+import { CgroupV2Placement, cgroupProcs, isRunning, readProcStat } from "../../lib/mod.ts";
 import { defineScenario } from "../shared/define.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
@@ -21,6 +22,9 @@ const scenario = defineScenario({
   async inside(ctx) {
     const d = ctx.daemon({ graceMs: 800 });
     const mod = await d.start();
+    // What cgroup-v2 says of this kernel (on one without cgroup.kill, why it is refused), beside the placement that ran.
+    ctx.fact("placementReason", mod.ready.reason);
+    ctx.fact("cgroupV2Probe", (await new CgroupV2Placement({ prefix: ctx.prefix }).probe()).reason);
     const t = await d.run({ id: "escaper", shell: ESCAPE });
     const dir: string = t.location.cgroupDir;
     // Wait for the escapees themselves, not a count of processes: the wrapper's warden (deadline and

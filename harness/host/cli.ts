@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { AUTO_ORDER, ENGINE_NAMES, type EngineChoice, type Suite } from "./container/mod.ts";
+import { AUTO_ORDER, ENGINE_NAMES, type EngineChoice, type Suite, SUITES, suiteEngineMismatch } from "./container/mod.ts";
 import { isScenarioName, ON_DEMAND_NAMES, SCENARIO_NAMES } from "../shared/registry.ts";
 import { EXIT_CODES } from "../shared/report.ts";
 import { formatSummary, runSuites, summaryJson, SYSTEMD_SUITES } from "./run-suites.ts";
@@ -12,6 +12,8 @@ const ENGINES = ["auto", ...ENGINE_NAMES];
 const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--summary-json FILE] [--junit FILE] [--list]
   NAME…            scenarios to run (default: all of them)
   --systemd V      only this systemd version (252 = bookworm, 257 = trixie); default both
+  --suite S        only this suite: ${SUITES.join(", ")} (bookworm's userland on Debian 11's
+                   5.10 kernel, which has no cgroup.kill: --engine vm only); default bookworm and trixie
   --engine E       auto (default: ${AUTO_ORDER.join(", else ")}), ${ENGINE_NAMES.filter((n) => n !== "host" && n !== "vm").join(", ")},
                    host (this machine's own systemd, no container; runs once, on its version),
                    or vm (qemu with the suite's own Debian kernel: KVM, else TCG, tens of seconds a boot)
@@ -30,6 +32,7 @@ export async function scenarioCli(args: string[]): Promise<number> {
       allowPositionals: true,
       options: {
         systemd: { type: "string" },
+        suite: { type: "string" },
         "summary-json": { type: "string" },
         engine: { type: "string" },
         junit: { type: "string" },
@@ -64,9 +67,22 @@ export async function scenarioCli(args: string[]): Promise<number> {
     console.error(`Expected --engine to be one of ${ENGINES.join(", ")}, got ${JSON.stringify(values.engine)}`);
     return 2;
   }
+  if (values.suite !== undefined && !(SUITES as readonly string[]).includes(values.suite)) {
+    console.error(`Expected --suite to be one of ${SUITES.join(", ")}, got ${JSON.stringify(values.suite)}`);
+    return 2;
+  }
+  if (values.suite !== undefined && values.systemd !== undefined) {
+    console.error(`--suite and --systemd both choose the suite: give one of them`);
+    return 2;
+  }
   const engine = (values.engine ?? "auto") as EngineChoice;
+  const mismatch = values.suite === undefined ? null : suiteEngineMismatch(values.suite as Suite, engine);
+  if (mismatch) {
+    console.error(`Expected --suite ${values.suite} with --engine vm: ${mismatch}`);
+    return 2;
+  }
   const names = positionals.length > 0 ? positionals : [...SCENARIO_NAMES];
-  const suites: Suite[] = values.systemd ? [SYSTEMD_SUITES[values.systemd]] : ["bookworm", "trixie"];
+  const suites: Suite[] = values.suite ? [values.suite as Suite] : values.systemd ? [SYSTEMD_SUITES[values.systemd]] : ["bookworm", "trixie"];
   const started = Date.now();
   const results = await runSuites({ names, suites, container: { engine, ...(values["cache-dir"] ? { cacheDir: resolve(values["cache-dir"]) } : {}) } });
   console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);

@@ -7,7 +7,7 @@ import { loadScenarioFile } from "../shared/load-file.ts";
 import { PathMap } from "./path-map.ts";
 import { prepareOnHost } from "./prepare.ts";
 import { loadScenario } from "../shared/registry.ts";
-import type { DriverReport, ScenarioReport, Verdict } from "../shared/report.ts";
+import { type DriverReport, REBOOT_FILES, REBOOT_SENT_AFTER_PARAM, type ScenarioReport, type Verdict } from "../shared/report.ts";
 import { renderTimeline } from "./timeline/timeline-svg.ts";
 /** How long past the scenario's own bound the host waits for the driver (start-up, cleanup, writing the report). */
 const DRIVER_SLACK_MS = 30_000;
@@ -42,6 +42,14 @@ export interface RunInOptions {
   denoPath?: string;
   /** Working directory inside for the driver (Deno reads package.json from here). Default the project. */
   cwd?: string;
+  /**
+   * The built tree whose driver (and so whose lib) runs inside, when not the
+   * project's own `dist/` (a test's copy with one change in it). It must lie
+   * in the project, so that its imports find the project's node_modules.
+   */
+  distDir?: string;
+  /** Bound on a scenario's reboot (`reboot`), until the machine is ready again. Default 240 000 ms. */
+  rebootTimeoutMs?: number;
   /** Values for the scenario (a bench's `--counts`, say), passed to the driver as `--param key=value` and read inside as `ctx.params`. */
   params?: Record<string, string>;
 }
@@ -61,7 +69,9 @@ export async function runScenarioIn(
   // A file (a user's, a benchmark) instead of a registered scenario: the same driver, the same reports.
   const scenario = options.scenario ?? (options.file ? pickNamed(await loadScenarioFile(options.file), name) : await loadScenario(name));
   const suite = container.info.suite;
-  const cannot = await prepareOnHost(scenario.prepareOnHost ?? [], projectRoot());
+  const cannot = scenario.reboot && !container.canReboot
+    ? `it reboots its machine (${scenario.reboot.how}), which only the vm engine can (this is ${container.info.engine})`
+    : await prepareOnHost(scenario.prepareOnHost ?? [], projectRoot());
   if (cannot !== null) {
     log(`${name} on ${suite}: SKIP (${cannot})`);
     return { name, suite, systemd: container.info.readiness.systemdVersion ?? null, verdict: "skip", why: cannot, durationMs: 0, reportDir: "", ...(options.file ? { file: options.file } : {}) };
@@ -78,7 +88,7 @@ export async function runScenarioIn(
   // The driver runs as the container's user (same uid on the host: nspawn maps no ids here) and writes storages in run/.
   chownSync(runDir, container.info.uid, container.info.uid);
   const runInside = paths.inside(runDir);
-  const driverInside = paths.inside(join(root, "dist", "harness", "inside", "driver.js"));
+  const driverInside = paths.inside(join(options.distDir ?? join(root, "dist"), "harness", "inside", "driver.js"));
   const launcher = options.driverRuntime === "deno"
     ? [paths.inside(options.denoPath ?? join(root, "node_modules", ".bin", "deno")), "run", "-A", "--quiet"]
     : ["/usr/local/bin/node"];
@@ -88,9 +98,9 @@ export async function runScenarioIn(
   const started = Date.now();
   log(`${name} on ${suite} (systemd ${systemd}): running`);
 
-  const argv = [
+  const driverArgv = (phase: "steps" | "after-reboot", extra: Record<string, string> = {}) => [
     "systemd-run", "--user", "--wait", "--pipe", "--collect", "--quiet",
-    `--unit=${unit}`,
+    `--unit=${phase === "steps" ? unit : `${unit}-after-reboot`}`,
     "-p", "Delegate=yes",
     // A backstop in case the host side dies: systemd ends the driver and its module cgroups.
     "-p", `RuntimeMaxSec=${Math.ceil(timeoutMs / 1000) + 10}`,
@@ -98,26 +108,60 @@ export async function runScenarioIn(
     "--", ...launcher, driverInside,
     "--scenario", name, "--run-dir", runInside, "--prefix", prefix, "--systemd", String(systemd ?? 0),
     ...(options.file ? ["--file", paths.inside(options.file)] : []),
-    ...Object.entries(options.params ?? {}).flatMap(([key, value]) => ["--param", `${key}=${value}`]),
+    ...Object.entries({ ...options.params, ...extra }).flatMap(([key, value]) => ["--param", `${key}=${value}`]),
+    ...(phase === "steps" ? [] : ["--phase", phase]),
   ];
   let driverOutput = "";
   let driverExit: number | null = null;
+  /** When the host saw the request and sent the reset or reboot: a power cut must come within a second of the writes under test. */
+  let rebootFacts: Record<string, unknown> | null = null;
   const tmpfs = Object.entries((scenario.tmpfsStorages ?? {}) as Record<string, string>).map(([label, size]) => ({ size, dir: `${runInside}/storage-${label}` }));
+  const disks = Object.entries((scenario.diskStorages ?? {}) as Record<string, string>).map(([label, size]) => ({ size, dir: `${runInside}/storage-${label}`, image: `${DISK_STORAGE_DIR}/${prefix}-${label}.ext4` }));
   try {
     for (const { size, dir } of tmpfs) {
       const uid = container.info.uid;
       const made = await container.exec(["sh", "-c", 'mkdir -p "$1" && mount -t tmpfs -o "size=$2,mode=0700,uid=$3,gid=$3" tmpfs "$1"', "sh", dir, size, String(uid)], { timeoutMs: 20_000 });
       if (made.exitCode !== 0) throw new Error(`could not mount a ${size} tmpfs at ${dir}: ${made.stderr.trim()}`);
     }
-    const r = await container.exec(argv, { user: true, timeoutMs });
-    driverOutput = r.stdout + r.stderr;
-    driverExit = r.exitCode;
+    for (const disk of disks) await mountDiskStorage(container, disk, true);
+    if (!scenario.reboot) {
+      const r = await container.exec(driverArgv("steps"), { user: true, timeoutMs });
+      driverOutput = r.stdout + r.stderr;
+      driverExit = r.exitCode;
+    } else {
+      // The steps end by asking for the reboot (a file in the run dir, which the host sees at once); the driver
+      // running them never returns: the reboot ends it. The steps after the reboot run in a driver of their own.
+      const request = join(runDir, REBOOT_FILES.request);
+      const steps = container.exec(driverArgv("steps"), { user: true, timeoutMs }).then(
+        (r) => ({ output: r.stdout + r.stderr, exit: r.exitCode as number | null }),
+        (e: Error) => ({ output: `the driver could not be run: ${e.message}`, exit: null }),
+      );
+      const asked = await Promise.race([steps.then(() => false), waitForFile(request, timeoutMs).then(() => true)]);
+      if (!asked) {
+        ({ output: driverOutput, exit: driverExit } = await steps);
+      } else {
+        const how = scenario.reboot.how;
+        const rebootStarted = Date.now();
+        log(`${name} on ${suite}: ${how} reboot requested; rebooting`);
+        const seenAt = Date.now();
+        const { issuedAt } = await container.reboot(how, options.rebootTimeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS);
+        rebootFacts = { how, requestSeenAt: new Date(seenAt).toISOString(), issuedAt: new Date(issuedAt).toISOString(), backAfterMs: Date.now() - issuedAt };
+        log(`${name} on ${suite}: back from the ${how} reboot in ${((Date.now() - rebootStarted) / 1000).toFixed(1)} s`);
+        driverOutput = `${(await Promise.race([steps, new Promise<{ output: string }>((r) => setTimeout(() => r({ output: "" }), 1_000))])).output}\n--- after the reboot ---\n`;
+        for (const disk of disks) await mountDiskStorage(container, disk, false);
+        // How long the host took from seeing the request to sending the reset: the steps after add it to their own part.
+        const r = await container.exec(driverArgv("after-reboot", { [REBOOT_SENT_AFTER_PARAM]: String(issuedAt - seenAt) }), { user: true, timeoutMs });
+        driverOutput += r.stdout + r.stderr;
+        driverExit = r.exitCode;
+      }
+    }
   } catch (error) {
     driverOutput = `the driver could not be run: ${(error as Error).message}`;
   } finally {
     // Whatever happened, nothing of this scenario stays running in the container.
-    await container.exec(["systemctl", "--user", "stop", `${unit}.service`, `${prefix}.slice`], { user: true, timeoutMs: 20_000 }).catch(() => {});
+    await container.exec(["systemctl", "--user", "stop", `${unit}.service`, `${unit}-after-reboot.service`, `${prefix}.slice`], { user: true, timeoutMs: 20_000 }).catch(() => {});
     for (const { dir } of tmpfs) await container.exec(["umount", dir], { timeoutMs: 20_000 }).catch(() => {});
+    for (const { dir, image } of disks) await container.exec(["sh", "-c", 'umount "$1"; rm -f "$2"', "sh", dir, image], { timeoutMs: 20_000 }).catch(() => {});
   }
   writeFileSync(join(reportDir, "driver.log"), driverOutput);
 
@@ -131,6 +175,7 @@ export async function runScenarioIn(
     durationMs: Date.now() - started,
     kept: {},
   };
+  if (rebootFacts) report.facts = { ...report.facts, reboot: rebootFacts };
   if (report.verdict === "fail" || report.verdict === "reproduced") {
     // Kept beside the report (not in the container's run dir), so one folder holds everything about the failure.
     const journal = join(reportDir, "journal.txt");
@@ -153,6 +198,48 @@ export async function runScenarioIn(
   if (!driver) log(`  driver output (last lines): ${driverOutput.trim().split("\n").slice(-6).join(" | ") || "(none)"}`);
   if (report.kept.storage) log(`  kept: journal ${report.kept.journal}, storage ${report.kept.storage}, driver output ${join(reportDir, "driver.log")}`);
   return { name, suite, systemd, verdict: report.verdict, why, durationMs: report.durationMs, reportDir, facts: report.facts, ...(options.file ? { file: options.file } : {}) };
+}
+
+/** Bound on a reboot under a scenario, to a ready user manager: a vm under TCG takes 30–60 s a boot. */
+const DEFAULT_REBOOT_TIMEOUT_MS = 240_000;
+
+/** Where a scenario's disk storages keep their ext4 images: the machine's own root file system. */
+const DISK_STORAGE_DIR = "/var/lib/outlive-harness";
+
+/**
+ * Makes (`fresh`) or mounts again (after a reboot) a storage on the
+ * machine's own disk: an ext4 image loop-mounted with `commit=600`, and the
+ * kernel told to hold dirty pages as long (`vm.dirty_expire_centisecs`,
+ * `vm.dirty_writeback_centisecs`), so only what outlive flushes reaches the
+ * disk before a power cut. A fresh one is synced once made, so the file
+ * system itself survives.
+ */
+async function mountDiskStorage(container: ContainerHandle, disk: { size: string; dir: string; image: string }, fresh: boolean): Promise<void> {
+  const script = [
+    "set -eu",
+    // No ${…} here: systemd expands those in the command line it is given (before 254 there is no way around it).
+    'dir=$1 image=$2 size=$3 uid=$4 fresh=$5 images=$6',
+    'mkdir -p "$dir" "$images"',
+    'if [ "$fresh" = 1 ]; then rm -f "$image"; truncate -s "$size" "$image"; mkfs.ext4 -q -F -E root_owner="$uid:$uid" "$image"; fi',
+    'mount -o loop,commit=600 "$image" "$dir"',
+    'chmod 0700 "$dir"',
+    "sync",
+    "sysctl -q -w vm.dirty_expire_centisecs=60000 vm.dirty_writeback_centisecs=60000",
+  ].join("\n");
+  const r = await container.exec(["/bin/sh", "-c", script, "sh", disk.dir, disk.image, disk.size, String(container.info.uid), fresh ? "1" : "0", DISK_STORAGE_DIR], { timeoutMs: 60_000 });
+  if (r.exitCode !== 0) throw new Error(`could not ${fresh ? "make" : "mount again"} the disk storage ${disk.image} at ${disk.dir}: ${(r.stderr || r.stdout).trim()}`);
+}
+
+/** Resolves once `path` exists (checked every 50 ms); never rejects, and gives up silently after `timeoutMs`. */
+function waitForFile(path: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const deadline = Date.now() + timeoutMs;
+    const look = () => {
+      if (existsSync(path)) return resolve();
+      if (Date.now() < deadline) setTimeout(look, 50);
+    };
+    look();
+  });
 }
 
 function pickNamed(list: Scenario[], name: string): Scenario {

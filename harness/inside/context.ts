@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { release } from "node:os";
 import { join } from "node:path";
 import { $ } from "zx";
 import { cgroupProcs, findCgroup2Mount, readCgroup, type TaskRecord, TaskStore, taskPaths } from "../../lib/mod.ts";
@@ -8,6 +9,7 @@ import type { Scenario } from "../shared/define.ts";
 import { ScenarioSkip } from "../shared/skip.ts";
 import type { Check, Incarnation, Mark } from "../shared/report.ts";
 import { ScenarioDaemon } from "./scenario-daemon.ts";
+import { cgroupKillRefusal } from "../../lib/placement/cgroup-v2.ts";
 
 // deno-lint-ignore no-explicit-any
 type Message = Record<string, any>;
@@ -23,6 +25,14 @@ export interface ContextSetup {
   systemd: number;
   /** What the host side passed (`RunInOptions.params`). Default none. */
   params?: Record<string, string>;
+  /**
+   * The driver's half of `ctx.reboot()`: writes what the steps found so far
+   * where the host reads it, then asks the host to reboot the machine. Absent
+   * after the reboot (a scenario reboots once).
+   */
+  requestReboot?: () => Promise<void>;
+  /** The machine was rebooted under this scenario: the steps running are its `reboot.after`. */
+  afterReboot?: boolean;
 }
 
 /** Defaults every daemon of a scenario gets unless it says otherwise. */
@@ -80,7 +90,13 @@ export class ScenarioContext {
   readonly deliveries: Array<{ storage: string; id: string }> = [];
   readonly storages = new Set<string>();
 
+  /** True in `reboot.after`: the machine has rebooted since the scenario began. */
+  readonly afterReboot: boolean;
+  private readonly requestReboot: (() => Promise<void>) | null;
+
   constructor(setup: ContextSetup) {
+    this.afterReboot = setup.afterReboot ?? false;
+    this.requestReboot = setup.requestReboot ?? null;
     this.scenario = setup.scenario;
     this.runDir = setup.runDir;
     this.prefix = setup.prefix;
@@ -100,6 +116,11 @@ export class ScenarioContext {
 
   /** A daemon simulator whose module cgroups live in the driver's delegated cgroup. Call `.start()` on it. */
   daemon(options: Partial<SimulatorOptions> & { name?: string; autoAck?: boolean } = {}): ScenarioDaemon {
+    if (options.placement === "cgroup-v2") {
+      // Asked of the kernel, not of the suite's name: the driver's delegated cgroup is a non-root one, which has cgroup.kill wherever the kernel does.
+      const refused = cgroupKillRefusal({ dir: this.cgroup.dir, hasKill: existsSync(join(this.cgroup.dir, "cgroup.kill")) }, release());
+      if (refused) this.skip(`this scenario asks for the cgroup-v2 placement, which is refused here: ${refused}`);
+    }
     const n = this.daemons.length + 1;
     const name = options.name ?? `daemon-${n}`;
     const d = new ScenarioDaemon(
@@ -118,6 +139,21 @@ export class ScenarioContext {
     if (options.storage) this.storages.add(options.storage);
     this.daemons.push(d);
     return d;
+  }
+
+  /**
+   * Ends this boot of the machine the way the scenario's `reboot.how` says,
+   * now: the host sees the request within a tenth of a second and cuts the
+   * power or reboots; nothing after this call runs. The scenario goes on in
+   * `reboot.after`, in a new driver, with the checks made so far.
+   */
+  async reboot(): Promise<never> {
+    if (!this.scenario.reboot || !this.requestReboot) {
+      throw new Error(this.scenario.reboot ? "ctx.reboot(): the machine has already been rebooted once under this scenario" : "ctx.reboot(): the scenario declares no `reboot`");
+    }
+    this.mark("reboot", `reboot (${this.scenario.reboot.how}) requested`);
+    await this.requestReboot();
+    return await new Promise<never>(() => {});
   }
 
   check(name: string, ok: boolean, detail?: unknown): boolean {

@@ -11,7 +11,7 @@
  * Writes `<run-dir>/driver-report.json` (a DriverReport) and exits with the
  * verdict: 0 pass, 1 fail, 77 skip.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ScenarioContext } from "./context.ts";
@@ -20,7 +20,7 @@ import { DEFAULT_SCENARIO_TIMEOUT_MS, type Scenario } from "../shared/define.ts"
 import { judge } from "../shared/judge.ts";
 import { loadScenarioFile } from "../shared/load-file.ts";
 import { loadScenario } from "../shared/registry.ts";
-import { type DriverReport, EXIT_CODES } from "../shared/report.ts";
+import { type DriverReport, EXIT_CODES, REBOOT_FILES } from "../shared/report.ts";
 import { ScenarioSkip } from "../shared/skip.ts";
 import { collectTaskFacts } from "./task-facts.ts";
 
@@ -35,6 +35,8 @@ const { values } = parseArgs({
     file: { type: "string" },
     /** `key=value`, repeatable: what the host side gave the scenario (`RunInOptions.params`), as `ctx.params`. */
     param: { type: "string", multiple: true, default: [] },
+    /** `after-reboot`: the machine rebooted under the scenario; run its `reboot.after` with the checks made before. */
+    phase: { type: "string", default: "steps" },
   },
 });
 if (!values.scenario || !values["run-dir"] || !values.prefix) {
@@ -66,9 +68,25 @@ function pick(list: Scenario[], name: string): Scenario {
   if (!found) throw new Error(`${values.file}: has no scenario named ${JSON.stringify(name)} (it has ${list.map((s) => s.name).join(", ")})`);
   return found;
 }
+if (values.phase !== "steps" && values.phase !== "after-reboot") {
+  process.stderr.write(`--phase: expected steps or after-reboot, got ${JSON.stringify(values.phase)}\n`);
+  process.exit(2);
+}
+const afterReboot = values.phase === "after-reboot";
+/** What the steps before the reboot found (`ctx.reboot()` wrote it); read back by the driver after it. */
+const BEFORE_REBOOT = join(runDir, REBOOT_FILES.before);
 const ctx = new ScenarioContext({
   scenario,
   runDir,
+  afterReboot,
+  ...(afterReboot ? {} : {
+    requestReboot: async () => {
+      // No task facts (they are read after the reboot): the request must reach the host at once.
+      const before = { report: await reportNow(null, null, null, null, [], false), deliveries: deliveriesNow() };
+      writeFileSync(BEFORE_REBOOT, JSON.stringify(before, null, 2));
+      writeFileSync(join(runDir, REBOOT_FILES.request), `${scenario.reboot?.how}\n`);
+    },
+  }),
   prefix: values.prefix,
   cgroup: DelegatedCgroup.claim(),
   systemd: Number(values.systemd),
@@ -85,13 +103,23 @@ process.on("unhandledRejection", (reason) => {
   ctx.log(`unhandled rejection: ${stray[stray.length - 1]}`);
 });
 
+if (afterReboot) {
+  const { report: before, deliveries } = JSON.parse(readFileSync(BEFORE_REBOOT, "utf8")) as { report: DriverReport; deliveries: Array<{ storage: string; id: string }> };
+  ctx.deliveries.push(...deliveries);
+  ctx.checks.push(...before.checks);
+  ctx.marks.push(...before.marks);
+  ctx.incarnations.push(...before.incarnations);
+  Object.assign(ctx.facts, before.facts);
+}
+const steps = afterReboot ? scenario.reboot!.after.bind(scenario.reboot) : scenario.inside.bind(scenario);
+
 let skipReason: string | null = null;
 let error: string | null = null;
 const timeoutMs = scenario.timeoutMs ?? DEFAULT_SCENARIO_TIMEOUT_MS;
 let timer: ReturnType<typeof setTimeout> | undefined;
 try {
   await Promise.race([
-    scenario.inside(ctx),
+    steps(ctx),
     new Promise((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the scenario did not finish within ${timeoutMs} ms`)), timeoutMs);
     }),
@@ -111,10 +139,16 @@ if (error === null && stray.length > 0) error = `unhandled rejection: ${stray[0]
 const { verdict, why } = judge({ skipReason, error, checks: ctx.checks, bug: scenario.bug });
 
 const leftovers = await ctx.cleanup();
-const report: DriverReport = {
+const report = await reportNow(verdict, why, skipReason, error, leftovers);
+writeFileSync(join(runDir, "driver-report.json"), JSON.stringify(report, null, 2));
+process.exit(EXIT_CODES[verdict]);
+
+/** The report of what the steps found until now (also what `ctx.reboot()` leaves for the driver after the reboot). */
+async function reportNow(verdict: DriverReport["verdict"] | null, why: string | null, skipReason: string | null = null, error: string | null = null, leftovers: string[] = [], withTasks = true): Promise<DriverReport> {
+  return {
   scenario: scenario.name,
-  verdict,
-  why,
+  verdict: verdict ?? "fail",
+  why: verdict === null ? "the machine was rebooted before the scenario ended" : why,
   bug: scenario.bug ?? null,
   // deno-lint-ignore no-explicit-any
   runtime: "Deno" in globalThis ? `deno ${(globalThis as any).Deno.version.deno}` : `node ${process.version}`,
@@ -123,10 +157,7 @@ const report: DriverReport = {
   startedAt,
   endedAt: new Date().toISOString(),
   checks: ctx.checks,
-  tasks: await collectTaskFacts(ctx.storages, (storage) => [
-    ...ctx.daemons.filter((d) => d.storage === storage).flatMap((d) => d.deliveries() as Array<{ id: string }>),
-    ...ctx.deliveries.filter((d) => d.storage === storage),
-  ]).catch((e) => {
+  tasks: !withTasks ? [] : await collectTaskFacts(ctx.storages, (storage) => deliveriesNow().filter((d) => d.storage === storage)).catch((e) => {
     ctx.log(`could not read the storages: ${(e as Error).message}`);
     return [];
   }),
@@ -135,6 +166,13 @@ const report: DriverReport = {
   facts: ctx.facts,
   storages: [...ctx.storages],
   leftovers,
-};
-writeFileSync(join(runDir, "driver-report.json"), JSON.stringify(report, null, 2));
-process.exit(EXIT_CODES[verdict]);
+  };
+}
+
+/** Every completion delivered so far, by storage: the scenario daemons' and those other modules reported. */
+function deliveriesNow(): Array<{ storage: string; id: string }> {
+  return [
+    ...ctx.daemons.flatMap((d) => (d.deliveries() as Array<{ id: string }>).map((m) => ({ storage: d.storage, id: m.id }))),
+    ...ctx.deliveries,
+  ];
+}

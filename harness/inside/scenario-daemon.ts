@@ -159,7 +159,7 @@ export class ScenarioDaemon {
     const m = this.sim.marks[this.sim.marks.length - 1];
     if (!m) return;
     this.addMark({ at: m.at, kind: m.kind, label: `${this.name}: ${m.kind} (${m.reason})` });
-    if (m.killedAt) this.addMark({ at: m.killedAt, kind: "cgroup.kill", label: `${this.name}: cgroup.kill on the module cgroup` });
+    if (m.killedAt) this.addMark({ at: m.killedAt, kind: "cgroup.kill", label: `${this.name}: ${m.killedBy ?? "cgroup.kill"} on the module cgroup` });
     if (m.readyAt) this.addMark({ at: m.readyAt, kind: "ready", label: `${this.name}: new module replayed` });
   }
 }

@@ -25,6 +25,30 @@ export interface Scenario {
    */
   tmpfsStorages?: Record<string, string>;
   /**
+   * Storages on a file system of the machine's own disk, by label → size
+   * (`{ main: "64m" }`): an ext4 image on the machine's root file system,
+   * loop-mounted by the host side as root at `ctx.storageFor(label)` with a
+   * commit interval of 600 s, and with the kernel's writeback of dirty pages
+   * held back as long: a write outlive did not flush is still only in the
+   * machine's memory when a power cut comes (`reboot`), which is what makes a
+   * missing fsync show. Mounted again after a reboot (the kernel replays the
+   * journal, as after any crash); unmounted when the scenario ends.
+   */
+  diskStorages?: Record<string, string>;
+  /**
+   * A host reboot in the middle, on an engine that can reboot its machine
+   * (`vm`; elsewhere the scenario is skipped with the reason). The steps in
+   * `inside` call `await ctx.reboot()` when the moment has come: the host
+   * then cuts the power (`power-cut`: qemu's `system_reset`, no sync, within
+   * a second) or reboots the machine cleanly (`clean`: `systemctl reboot`,
+   * so systemd stops every unit and syncs), waits for it to be ready again,
+   * and runs `after` in a new driver, whose checks join those made before.
+   */
+  reboot?: {
+    how: RebootHow;
+    after(ctx: ScenarioContext): Promise<void>;
+  };
+  /**
    * Set while the scenario shows an open bug (a line, a link): its checks
    * still say what SHOULD happen, a failed one gives the verdict
    * `reproduced`, and all of them holding fails the run ("the bug no longer
@@ -42,6 +66,9 @@ export interface Scenario {
   /** The steps, inside the container. Record checks with `ctx.check`, skip with `ctx.skip`. */
   inside(ctx: ScenarioContext): Promise<void>;
 }
+
+import type { RebootHow } from "../host/container/machine.ts";
+export type { RebootHow };
 
 export const DEFAULT_SCENARIO_TIMEOUT_MS = 90_000;
 

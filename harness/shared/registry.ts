@@ -27,6 +27,8 @@ export const SCENARIO_NAMES = [
   "full-storage",
   "follow-restart",
   "sidecar-rust",
+  "host-reboot",
+  "host-reboot-clean",
   "soak",
 ] as const;
 

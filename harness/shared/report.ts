@@ -13,6 +13,17 @@ export type Verdict = "pass" | "fail" | "skip" | "reproduced";
 
 export const EXIT_CODES: Record<Verdict, number> = { pass: 0, reproduced: 0, fail: 1, skip: 77 };
 
+/**
+ * The files of a scenario's run directory through which the driver asks the
+ * host for a reboot (`ctx.reboot()`): first what the steps found so far (a
+ * DriverReport and the completions delivered), then the request itself, whose
+ * content is the scenario's `reboot.how`.
+ */
+export const REBOOT_FILES = { before: "driver-report-before-reboot.json", request: "reboot-request" } as const;
+
+/** The param (`ctx.params`) the steps after a reboot get: ms from the host seeing the request to sending the reset or reboot. */
+export const REBOOT_SENT_AFTER_PARAM = "reboot-sent-after-ms";
+
 export interface Check {
   name: string;
   ok: boolean;

@@ -123,10 +123,14 @@ export function cgroupGone(error: unknown): boolean {
 /**
  * Ends every process in the cgroup at once (`cgroup.kill`, Linux >= 5.14)
  * and waits until `cgroup.events` says it is empty. Escaped processes
- * (setsid, double fork) are in the cgroup all the same.
+ * (setsid, double fork) are in the cgroup all the same. On an older kernel
+ * (no `cgroup.kill` in `dir`) it writes nothing and answers at once whether
+ * the cgroup is empty already, so the caller's own kill (systemd's, pid by
+ * pid) runs without a wait that could not end.
  */
 export async function killCgroup(dir: string, timeoutMs = 5000): Promise<boolean> {
   if (!existsSync(dir)) return true;
+  if (!existsSync(join(dir, "cgroup.kill"))) return !(await cgroupPopulated(dir));
   try {
     await writeFile(join(dir, "cgroup.kill"), "1");
   } catch (error) {

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { readdir, writeFile } from "node:fs/promises";
+import { release } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { OutliveError } from "../errors.ts";
 import { readCgroup } from "../proc/cgroup.ts";
@@ -33,6 +34,51 @@ export interface CgroupV2Options {
   baseDir?: string;
   /** The cgroup v2 mount. Default: found in /proc/self/mountinfo. */
   mount?: string;
+}
+
+/** A non-root cgroup looked at for `cgroup.kill` (the root never has one, on any kernel). */
+export interface CgroupKillEvidence {
+  dir: string;
+  hasKill: boolean;
+}
+
+/**
+ * Pure: why the cgroup-v2 placement is refused for want of `cgroup.kill`,
+ * or null when it is there. Without it (Linux before 5.14) a task's cgroup
+ * cannot be ended at once, and a kill sent pid by pid races the task's
+ * forks: its setsid and double-forked children could outlive the kill.
+ * No non-root cgroup to look at (null) refuses nothing: the base is made
+ * later and the kill checked then.
+ *
+ * @example
+ * ```ts
+ * import { cgroupKillRefusal } from "./cgroup-v2.ts";
+ * console.log(cgroupKillRefusal({ dir: "/sys/fs/cgroup/init.scope", hasKill: true }, "6.1.0-28-amd64")); // null
+ * console.log(cgroupKillRefusal({ dir: "/sys/fs/cgroup/init.scope", hasKill: false }, "5.10.0-33-amd64"));
+ * // "no cgroup.kill in /sys/fs/cgroup/init.scope: kernel 5.10.0-33-amd64 is older than Linux 5.14, …"
+ * ```
+ */
+export function cgroupKillRefusal(evidence: CgroupKillEvidence | null, kernel: string): string | null {
+  if (evidence === null || evidence.hasKill) return null;
+  return (
+    `no cgroup.kill in ${evidence.dir}: kernel ${kernel} is older than Linux 5.14, so a task's cgroup cannot be ended at once ` +
+    `and a kill pid by pid would race its forks (setsid and double-forked children could outlive it); ` +
+    `systemd-scope still works there (systemd kills a scope pid by pid until it is empty)`
+  );
+}
+
+/** The base if it is not the mount's root, else this process's own cgroup, else any child of the root. */
+function killEvidence(mount: string, existing: string): CgroupKillEvidence | null {
+  const look = (dir: string) => ({ dir, hasKill: existsSync(join(dir, "cgroup.kill")) });
+  if (existing !== mount) return look(existing);
+  const own = readCgroup("self");
+  if (own && own !== "/" && existsSync(join(mount, own, "cgroup.procs"))) return look(join(mount, own));
+  try {
+    const child = readdirSync(mount, { withFileTypes: true }).find((e) => e.isDirectory());
+    return child ? look(join(mount, child.name)) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -69,9 +115,9 @@ export class CgroupV2Placement implements Placement {
     const existing = existsSync(this.baseDir) ? this.baseDir : dirname(this.baseDir);
     const unwritable = cgroupWritable(existing);
     if (unwritable) return no(unwritable);
-    if (!existsSync(join(existing, existing === this.mount ? "cgroup.procs" : "cgroup.kill"))) {
-      return no(`${existing} has no cgroup.kill (Linux 5.14 or later is needed)`);
-    }
+    if (!existsSync(join(existing, "cgroup.procs"))) return no(`${existing} is not a cgroup (no cgroup.procs)`);
+    const killRefusal = cgroupKillRefusal(killEvidence(this.mount, existing), release());
+    if (killRefusal) return no(killRefusal);
     const controllers = cgroupControllers(existing);
     details.controllers = controllers;
     details.memory = controllers.includes("memory");

@@ -55,6 +55,8 @@ export interface ReplayEvidence {
   located?: { pid: number; startTime: string; location: TaskLocation } | null;
   /** With an exit code: the time of `io/ended`, which the wrapper made the moment its command ended (ISO); null without it. */
   commandEndedAt?: string | null;
+  /** With an exit code: the wrapper got SIGTERM while systemd was stopping the system (`io/host-stopping`). */
+  hostStopping?: boolean;
   /** When the process table was looked at for this evidence (ISO), just after the look. */
   lookedAt?: string;
   /** The last moment this process saw the task alive (ISO), if it did. */
@@ -118,9 +120,11 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
     if (code >= 128 && at >= record.deadlineAt) {
       return finish("timed_out", code, `ended by ${signalName(code - 128)} after its deadline ${record.deadlineAt} (${limitWords(record)}) passed: the backstop ended it`);
     }
+    // A clean shutdown or reboot sent the TERM: the code is real, and who ended the task is said.
+    const byShutdown = ev.hostStopping ? "; the host's shutdown ended it (its wrapper got SIGTERM while systemd was stopping the system)" : "";
     // Its exit code is its end; what it started and left behind is not ended, but said.
     const leftRunning = ev.remnants ? "; processes it started were still running in its process group or cgroup when it ended, and were left running" : "";
-    return finish("exited", code, `${exitWords(code)}${leftRunning}`);
+    return finish("exited", code, `${exitWords(code)}${byShutdown}${leftRunning}`);
   }
 
   if (record.state === "starting") {

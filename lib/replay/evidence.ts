@@ -1,4 +1,4 @@
-import { lstatSync, statSync } from "node:fs";
+import { existsSync, lstatSync, statSync } from "node:fs";
 import { groupExists, waitUntil } from "../kill/process-group.ts";
 import { readExitMarkerNow } from "../observe/exit-marker.ts";
 import type { Placement } from "../placement/placement.ts";
@@ -50,6 +50,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   const seen = sighted(record, pid, before, lookedAt, ctx.sightings);
   const timedOutAt = mtime(ctx.paths.timedOut);
   const commandEndedAt = marker.kind === "code" ? fileTime(ctx.paths.ended) : null;
+  const hostStopping = marker.kind === "code" && existsSync(ctx.paths.hostStopping);
   const output = [mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)];
   let remnants = false;
   if (pid === "absent" || pid === "reused") {
@@ -71,6 +72,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
     marker,
     timedOutAt,
     commandEndedAt,
+    hostStopping,
     pid,
     remnants,
     oomKills: memory?.oomKill ?? null,

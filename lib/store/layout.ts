@@ -29,6 +29,7 @@ import { join } from "node:path";
  *     io/exit                  the exit code, written by the wrapper through an inherited descriptor
  *     io/timed-out             touched by the watchdog at the deadline; `timed-out.reserved` holds its place
  *     io/command-pid           the pid of the user's command itself, written by the wrapper just before its exec
+ *     io/host-stopping         made by the wrapper when it got SIGTERM while systemd was stopping the system
  *     pty/in, pty/info         a PTY task's input FIFO and its terminal's `PID TTY` (lib/pty)
  *
  * A file replaced atomically has a hidden `.NAME.PID.TAG.tmp` beside it while it is written (atomic-write.ts).
@@ -197,6 +198,13 @@ export interface TaskPaths {
   ended: string;
   /** Written by the wrapper just before it `exec`s the command: the command's own pid (a PTY task's is in `pty/info`). */
   commandPid: string;
+  /**
+   * Made (empty) by the wrapper, before its exit code, when it got SIGTERM
+   * while `systemctl is-system-running` said `stopping`: the host's shutdown
+   * ended the task, not a kill of outlive's or someone else's. The wrapper
+   * derives the name from the `timedOut` path it is given.
+   */
+  hostStopping: string;
 }
 
 /**
@@ -225,6 +233,7 @@ export function taskPaths(root: string, id: string): TaskPaths {
     timedOut: `${io}/timed-out`,
     ended: `${io}/ended`,
     commandPid: `${io}/command-pid`,
+    hostStopping: `${io}/host-stopping`,
   };
 }
 

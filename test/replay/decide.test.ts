@@ -62,6 +62,19 @@ describe("decideReplay: the decision table", () => {
     expect(decideReplay(record(), evidence({ marker: code(143) }))).toMatchObject({ state: "exited", exitCode: 143, reason: "ended by SIGTERM (exit code 143)" });
   });
 
+  it("a TERM from the host's shutdown says so, after a reboot too; outlive's own kill and a deadline still come first", () => {
+    const shutdown = { marker: code(143), hostStopping: true, bootIdNow: "boot-b" };
+    expect(decideReplay(record(), evidence(shutdown))).toMatchObject({
+      state: "exited",
+      exitCode: 143,
+      reason: "ended by SIGTERM (exit code 143); the host's shutdown ended it (its wrapper got SIGTERM while systemd was stopping the system)",
+    });
+    // Without the wrapper's word it is a plain TERM: nothing is invented from the changed boot id alone.
+    expect(decideReplay(record(), evidence({ ...shutdown, hostStopping: false }))).toMatchObject({ reason: "ended by SIGTERM (exit code 143)" });
+    expect(decideReplay(record({ state: "killing", killReason: "killed by outlive", killState: "killed" }), evidence(shutdown))).toMatchObject({ state: "killed" });
+    expect(decideReplay(record(), evidence({ ...shutdown, timedOutAt: "2026-11-30T10:01:00.000Z" }))).toMatchObject({ state: "timed_out" });
+  });
+
   it("starting without a marker: spawn did not complete — unless its wrapper was found in its own place", () => {
     expect(decideReplay(record({ state: "starting", pid: null }), evidence())).toMatchObject({ state: "lost", reason: expect.stringContaining("spawn did not complete") });
     const found = { pid: 77, startTime: "99", location: { cgroup: "/outlive/outlive-task-t-1", cgroupDir: "/sys/fs/cgroup/outlive/outlive-task-t-1" } };

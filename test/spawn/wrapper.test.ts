@@ -186,6 +186,21 @@ describe("the wrapper and the task's output", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it("a TERM to the whole group while the system is not stopping leaves its exit code and no io/host-stopping", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "outlive-wrapper-"));
+    const pidFile = join(dir, "command-pid");
+    const argv = wrapperArgv({ command: { argv: ["sleep", "30"] }, enterCgroupProcs: null, deadlineSeconds: 0, graceMs: 100, timedOutFile: join(dir, "timed-out"), commandPidFile: pidFile });
+    const r = await runCaught(argv, async (pid) => {
+      await waitUntil(() => { try { return readFileSync(`/proc/${Number(readFileSync(pidFile, "utf8"))}/cmdline`, "utf8") === "sleep\u000030\u0000"; } catch { return false; } }, 10_000, 5);
+      // As outlive's kill and systemd's stop of a scope do: the wrapper gets the TERM too.
+      process.kill(-pid, "SIGTERM");
+    });
+    expect(r).toEqual({ code: 143, stderr: "", marker: "143\n" });
+    // Only `stopping` from systemd makes the file; on this machine systemd is not stopping (or not PID 1).
+    expect(readdirSync(dir).sort()).toEqual(["command-pid", "ended"]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it("says in one line of its own, with no line number, that a program vanished after the lookup (127)", async () => {
     const argv = wrapperArgv({ command: { argv: ["/no/such/binary", "x"] }, enterCgroupProcs: null, deadlineSeconds: 0, graceMs: 100, timedOutFile: "/dev/null" });
     expect(await runCaught(argv)).toEqual({ code: 127, stderr: "outlive: /no/such/binary: not found\n", marker: "127\n" });

@@ -22,13 +22,13 @@ import { parseArgs } from "node:util";
 import { attachContainer, bootContainer, machineFromState, stderrLog } from "./boot.ts";
 import { ENGINE_NAMES, ENGINES } from "./engines.ts";
 import { describeFailure } from "./errors.ts";
-import { resolveOptions, type ContainerOptions, type EngineChoice, type Suite } from "./options.ts";
+import { resolveOptions, type ContainerOptions, type EngineChoice, type Suite, SUITES } from "./options.ts";
 import { runInJobContainer } from "./job.ts";
 import { engineMissing } from "./preflight.ts";
 import { ensureRootfs } from "./rootfs.ts";
 import { listStateNames, loadState } from "./state.ts";
 
-const USAGE = `usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke | job -- SCRIPT  [--suite bookworm|trixie] [--host-layout] [--name N] [--engine auto|${ENGINE_NAMES.join("|")}] [--cache-dir DIR]`;
+const USAGE = `usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke | job -- SCRIPT  [--suite ${SUITES.join("|")}] [--host-layout] [--name N] [--engine auto|${ENGINE_NAMES.join("|")}] [--cache-dir DIR]`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -1,9 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ContainerError } from "./errors.ts";
-import type { Machine, TeardownReport } from "./machine.ts";
+import type { Machine, RebootHow, TeardownReport } from "./machine.ts";
 import type { EngineName } from "./engines.ts";
-import type { Readiness } from "./readiness.ts";
+import { type Readiness, waitUntilReady } from "./readiness.ts";
 import type { CommonState } from "./state.ts";
 import { execUnitName, startedRunArgv, startedUserRunArgv, waitedRunArgv } from "./systemd-run.ts";
 
@@ -96,6 +96,25 @@ export class ContainerHandle {
       throw new ContainerError("not-running", `cannot run ${argv[0]} in ${this.info.name}: ${r.stderr.trim()}`);
     }
     return { exitCode: r.exitCode ?? 128, stdout: r.stdout, stderr: r.stderr, unit: `${unit}.service` };
+  }
+
+  /** Whether this machine can be rebooted under a scenario (`reboot`): only the vm engine's can. */
+  get canReboot(): boolean {
+    return typeof this.machine.reboot === "function";
+  }
+
+  /**
+   * Reboots the machine (`power-cut` or `clean`) and waits until systemd and
+   * the user manager are running again; `info.readiness` is then the new
+   * boot's, and `issuedAt` when the reset or reboot was sent. Throws `bad-option` on an engine that cannot.
+   */
+  async reboot(how: RebootHow, timeoutMs: number): Promise<{ readiness: Readiness; issuedAt: number }> {
+    if (!this.machine.reboot) throw new ContainerError("bad-option", `the ${this.info.engine} engine cannot reboot its machine (only --engine vm can)`);
+    const started = Date.now();
+    const { issuedAt } = await this.machine.reboot(how, timeoutMs);
+    const readiness = await waitUntilReady(this.machine, this.info.uid, Math.max(10_000, timeoutMs - (Date.now() - started)), started);
+    this.info.readiness = readiness;
+    return { readiness, issuedAt };
   }
 
   /** `exec(["/bin/sh", "-c", script])`, for the many small checks scenarios make. */

@@ -16,6 +16,13 @@ export interface EnterOptions {
   as?: EnterIdentity;
 }
 
+/**
+ * How a scenario's reboot ends a boot: `power-cut` resets the machine with
+ * no warning and no sync (what a power cut or a kernel panic leaves),
+ * `clean` is `systemctl reboot` (every unit stopped, file systems synced).
+ */
+export type RebootHow = "power-cut" | "clean";
+
 /** What teardown found and did; `clean` is false when anything is left (listed in `leftovers`). */
 export interface TeardownReport {
   /** `halted`: the container shut down when asked; `killed`: it had to be killed; `gone`: it was not running. */
@@ -44,6 +51,13 @@ export interface Machine {
   isAlive(): Promise<boolean>;
   /** Stops the container (orderly first, bounded) and removes what the engine left on the host. */
   stop(timeoutMs: number): Promise<TeardownReport>;
+  /**
+   * Reboots the machine (only engines with a kernel of their own: vm) and
+   * resolves once it answers again from its next boot, with the host's
+   * folders shared again; systemd may not be up yet (the caller waits for it).
+   * `issuedAt`: when the reset or the reboot was sent (epoch ms).
+   */
+  reboot?(how: RebootHow, timeoutMs: number): Promise<{ issuedAt: number }>;
 }
 
 /**

@@ -18,7 +18,7 @@ export { bootContainer, attachContainer, stderrLog } from "./boot.ts";
 export { ContainerHandle, type ContainerInfo, type ExecOptions, type ExecResult, type JournalOptions, type StartOptions } from "./handle.ts";
 export type { Machine, TeardownReport, EnterOptions } from "./machine.ts";
 export { ContainerError, describeFailure, EXIT_CANNOT_RUN_HERE, type ContainerErrorCode } from "./errors.ts";
-export { DEFAULTS, SUITES, resolveOptions, type Bind, type ContainerOptions, type Suite, type EngineChoice } from "./options.ts";
+export { DEFAULTS, SUITE_SPECS, SUITES, resolveOptions, suiteEngineMismatch, type Bind, type ContainerOptions, type Suite, type EngineChoice } from "./options.ts";
 export { AUTO_ORDER, ENGINE_NAMES, ENGINES, type EngineName } from "./engines.ts";
 export { ensureRootfs, type CachedRootfs } from "./rootfs.ts";
 export type { Readiness } from "./readiness.ts";

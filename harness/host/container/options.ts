@@ -6,16 +6,46 @@ import { defaultCacheDir } from "./cache-dir.ts";
 import { ContainerError } from "./errors.ts";
 import { type AccelOption, DEFAULT_QEMU } from "./vm-probe.ts";
 
-/** Debian suites the harness ships against: bookworm has systemd 252, trixie 257. */
-export type Suite = "bookworm" | "trixie";
-export const SUITES: readonly Suite[] = ["bookworm", "trixie"];
+/** Debian releases a root file system is debootstrapped from: bookworm has systemd 252, trixie 257. */
+export type Release = "bookworm" | "trixie";
+
+/**
+ * Suites the harness ships against: a Debian release, with its own kernel
+ * (every engine but vm uses the host's), or `bookworm-5.10`: bookworm's
+ * userland (systemd 252) booted on Debian 11's 5.10 kernel, which has no
+ * `cgroup.kill` (Linux 5.14). Only the vm engine boots a kernel of its own,
+ * so only it offers that suite.
+ */
+export type Suite = Release | "bookworm-5.10";
+export const SUITES: readonly Suite[] = ["bookworm", "trixie", "bookworm-5.10"];
+
+/** What a suite is made of. */
+export interface SuiteSpec {
+  /** The release debootstrapped: the rootfs (and its cache entry) is that release's. */
+  userland: Release;
+  /** Null: the userland's own kernel. Else the Debian release whose `linux-image-amd64` the guest boots instead (vm engine only). */
+  kernelFrom: string | null;
+}
+
+export const SUITE_SPECS: Record<Suite, SuiteSpec> = {
+  bookworm: { userland: "bookworm", kernelFrom: null },
+  trixie: { userland: "trixie", kernelFrom: null },
+  "bookworm-5.10": { userland: "bookworm", kernelFrom: "bullseye" },
+};
+
+/** One line when the suite needs a kernel of its own and the engine boots none (every engine but vm), else null. */
+export function suiteEngineMismatch(suite: Suite, engine: EngineChoice): string | null {
+  const from = SUITE_SPECS[suite].kernelFrom;
+  if (from === null || engine === "vm") return null;
+  return `the ${suite} suite boots Debian ${from}'s kernel, which only the vm engine can do; got engine ${engine} (use --engine vm, or suite ${SUITE_SPECS[suite].userland})`;
+}
 
 /** An engine of `ENGINES` by name, or `auto`: the first of those it tries that runs here. */
 export type EngineChoice = EngineName | "auto";
 
 /** What a caller may say about a container; every field has a default. */
 export interface ContainerOptions {
-  /** Debian suite. Default `bookworm`. */
+  /** Suite (`SUITES`): a Debian release, or `bookworm-5.10` (vm engine only). Default `bookworm`. */
   suite?: Suite;
   /**
    * Pure cgroup v2 inside the container (`SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1`)
@@ -156,8 +186,11 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
   if (typeof unified !== "boolean") fail("unified", "a boolean", unified);
   const engine = options.engine ?? DEFAULTS.engine;
   if (engine !== "auto" && !isEngineName(engine)) fail("engine", `auto, ${ENGINE_NAMES.slice(0, -1).join(", ")} or ${ENGINE_NAMES.at(-1)}`, engine);
+  const mismatch = suiteEngineMismatch(suite, engine);
+  if (mismatch) throw new ContainerError("bad-option", mismatch);
   // An engine that boots no suite (the host's own systemd) names its machine after itself.
-  const machineOf = engine !== "auto" && !ENGINES[engine].bootsSuite ? engine : suite;
+  // Host names take no dots: bookworm-5.10's machines are outlive-bookworm-5-10-….
+  const machineOf = engine !== "auto" && !ENGINES[engine].bootsSuite ? engine : suite.replace(/[^a-z0-9-]/g, "-");
   const name = options.name ?? `outlive-${machineOf}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   if (typeof name !== "string" || !NAME_PATTERN.test(name)) fail("name", "lower-case letters, digits and dashes (at most 63)", name);
   const user = options.user ?? DEFAULTS.user;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ResolvedOptions, Suite } from "./options.ts";
+import { type Release, type ResolvedOptions, SUITE_SPECS } from "./options.ts";
 
 /** Packages on top of debootstrap's minbase: systemd as PID 1, a user bus, logind sessions, ps/pgrep. */
 export const PACKAGES: readonly string[] = [
@@ -21,7 +21,8 @@ export const PACKAGES: readonly string[] = [
 export interface Recipe {
   /** Bumped when the build steps in rootfs.ts change meaning. */
   version: number;
-  suite: Suite;
+  /** The release debootstrapped: suites of one userland (bookworm, bookworm-5.10) share the rootfs. */
+  suite: Release;
   variant: "minbase";
   packages: readonly string[];
   mirror: string;
@@ -38,7 +39,7 @@ export function setupScriptPath(projectDir: string): string {
 export function recipeFor(options: Pick<ResolvedOptions, "suite" | "mirror" | "user" | "uid" | "projectDir">): Recipe {
   return {
     version: 1,
-    suite: options.suite,
+    suite: SUITE_SPECS[options.suite].userland,
     variant: "minbase",
     packages: PACKAGES,
     mirror: options.mirror,

@@ -24,10 +24,13 @@ export class GuestAgent {
   private socket: JsonLineSocket | null = null;
   private synced = false;
   private syncId = Math.floor(Math.random() * 1e9);
+  private ended = false;
 
   constructor(readonly path: string) {}
 
   private async connection(timeoutMs: number): Promise<JsonLineSocket> {
+    // Closed for good: qemu's socket takes one client, and a caller still polling an old boot's command must not take it.
+    if (this.ended) throw new Error("the guest agent client was closed");
     if (this.socket && !this.socket.closed) return this.socket;
     this.socket = await JsonLineSocket.open(this.path, timeoutMs);
     this.synced = false;
@@ -91,7 +94,9 @@ export class GuestAgent {
     }
   }
 
+  /** Ends this client for good; a new one is made for the next connection. */
   close(): void {
+    this.ended = true;
     this.socket?.close();
     this.socket = null;
   }

@@ -152,7 +152,8 @@ export function consoleSaid(paths: Pick<VmPaths, "console">): string {
 export function explainConsole(text: string): string {
   // eslint-disable-next-line no-control-regex
   const lines = text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").split(/\r?\n/).map((l) => l.replace(/^\[\s*[\d.]+\]\s*/, "").trim()).filter(Boolean);
-  const first = (pattern: RegExp) => lines.filter((l) => pattern.test(l) && !/Rebooting automatically/.test(l)).at(-1);
+  // The kernel's own command line names panic=-1: it is no complaint.
+  const first = (pattern: RegExp) => lines.filter((l) => pattern.test(l) && !/Rebooting automatically|^Kernel command line:/.test(l)).at(-1);
   const said = first(/Failed to mount|ALERT!|Kernel panic|Gave up waiting|No init found/) ?? first(/panic|failed|error|cannot/i) ?? lines.at(-1) ?? "";
   return said.slice(0, 200);
 }

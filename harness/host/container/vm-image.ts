@@ -5,12 +5,12 @@ import { readProcStat } from "../../../lib/proc/stat.ts";
 import { runCommand } from "./command.ts";
 import { ContainerError } from "./errors.ts";
 import { removeTree, unmountUnder } from "./mounts.ts";
-import type { ResolvedOptions } from "./options.ts";
+import { type ResolvedOptions, SUITE_SPECS } from "./options.ts";
 import { requireRoot, requireTool } from "./preconditions.ts";
 import { ensureRootfs, type Log } from "./rootfs.ts";
 
-/** Packages the guest adds to the rootfs: Debian's kernel (modules and initramfs with it) and Debian's guest agent. */
-export const VM_PACKAGES: readonly string[] = ["linux-image-amd64", "qemu-guest-agent"];
+/** Packages the guest adds to the rootfs: Debian's kernel (modules and initramfs with it), Debian's guest agent, and e2fsprogs (trixie's debootstrap has none) for `diskStorages`. */
+export const VM_PACKAGES: readonly string[] = ["linux-image-amd64", "qemu-guest-agent", "e2fsprogs"];
 
 /** Everything that decides what a guest image contains; its hash names the cache entry beside the rootfs's. */
 export interface ImageRecipe {
@@ -23,6 +23,9 @@ export interface ImageRecipe {
   diskMiB: number;
   /** The text of container/vm-setup.sh. */
   setupScript: string;
+  /** Only for a suite on an older release's kernel (`SUITE_SPECS`): that release, and the text of container/vm-kernel-from.sh. */
+  kernelFrom?: string;
+  kernelScript?: string;
 }
 
 /** A ready guest image in the cache: a raw ext4 disk and the kernel and initramfs installed in it. */
@@ -42,8 +45,13 @@ export function vmSetupScriptPath(projectDir: string): string {
   return join(projectDir, "container", "vm-setup.sh");
 }
 
+export function vmKernelScriptPath(projectDir: string): string {
+  return join(projectDir, "container", "vm-kernel-from.sh");
+}
+
 /** The image recipe for these options on the rootfs of that hash. */
 export function imageRecipeFor(options: Pick<ResolvedOptions, "suite" | "vmDiskMiB" | "projectDir">, rootfsHash: string): ImageRecipe {
+  const { kernelFrom } = SUITE_SPECS[options.suite];
   return {
     version: 1,
     suite: options.suite,
@@ -51,7 +59,25 @@ export function imageRecipeFor(options: Pick<ResolvedOptions, "suite" | "vmDiskM
     packages: VM_PACKAGES,
     diskMiB: options.vmDiskMiB,
     setupScript: readFileSync(vmSetupScriptPath(options.projectDir), "utf8"),
+    // Absent for a suite on its own kernel, so those recipes (and their cached images) stay as they were.
+    ...(kernelFrom === null ? {} : { kernelFrom, kernelScript: readFileSync(vmKernelScriptPath(options.projectDir), "utf8") }),
   };
+}
+
+/**
+ * Whether the mirror still serves the release a suite takes its kernel from
+ * (Debian moves old releases to its archive): null when it does, else why
+ * not, so the suite is skipped with the reason before a build that would
+ * fail in apt.
+ */
+export async function kernelReleaseUnserved(mirror: string, release: string, timeoutMs = 20_000): Promise<string | null> {
+  const url = `${mirror.replace(/\/+$/, "")}/dists/${release}/Release`;
+  try {
+    const r = await fetch(url, { method: "HEAD", signal: AbortSignal.timeout(timeoutMs) });
+    return r.ok ? null : `the mirror no longer serves Debian ${release} (${url}: HTTP ${r.status})`;
+  } catch (error) {
+    return `cannot reach the mirror for Debian ${release} (${url}: ${(error as Error).message})`;
+  }
 }
 
 /** Pure: `<cacheDir>/<suite>-vm-<hash>`, the hash over the whole recipe. */
@@ -119,6 +145,10 @@ export async function ensureGuestImage(options: ResolvedOptions, log: Log): Prom
   if (ready) return ready;
 
   requireRoot();
+  if (recipe.kernelFrom) {
+    const unserved = await kernelReleaseUnserved(options.mirror, recipe.kernelFrom);
+    if (unserved) throw new ContainerError("build-failed", `cannot build the ${recipe.suite} guest image: ${unserved}`);
+  }
   await requireTool("mkfs.ext4", "e2fsprogs");
   await requireTool("chroot", "coreutils");
   await removeAbandonedImageBuilds(options.cacheDir, log);
@@ -162,6 +192,7 @@ async function build(rootfs: string, temp: string, recipe: ImageRecipe, options:
   };
   await step(["cp", "-a", "--reflink=auto", rootfs, root], 120_000, "copying the rootfs");
   copyFileSync(vmSetupScriptPath(options.projectDir), join(root, "tmp", "vm-setup.sh"));
+  if (recipe.kernelFrom) copyFileSync(vmKernelScriptPath(options.projectDir), join(root, "tmp", "vm-kernel-from.sh"));
   // apt in the chroot needs a resolver, and dpkg's triggers (the initramfs) want /proc, /sys and /dev.
   const resolv = join(root, "etc", "resolv.conf");
   rmSync(resolv, { force: true });
@@ -173,16 +204,21 @@ async function build(rootfs: string, temp: string, recipe: ImageRecipe, options:
       ["dev", ["mount", "--bind", "/dev", join(root, "dev")]],
     ] as const) await step([...argv], 10_000, `mounting ${what} in the chroot`);
     await step(["chroot", root, "/bin/sh", "/tmp/vm-setup.sh"], options.buildTimeoutMs, "container/vm-setup.sh");
+    if (recipe.kernelFrom) {
+      await step(["chroot", root, "/bin/sh", "/tmp/vm-kernel-from.sh", recipe.kernelFrom, options.mirror], options.buildTimeoutMs, `container/vm-kernel-from.sh (Debian ${recipe.kernelFrom}'s kernel)`);
+    }
   } finally {
     await unmountUnder(root);
   }
   rmSync(join(root, "tmp", "vm-setup.sh"), { force: true });
+  rmSync(join(root, "tmp", "vm-kernel-from.sh"), { force: true });
   rmSync(resolv, { force: true });
   const boot = readdirSync(join(root, "boot"));
-  const kernel = boot.find((f) => f.startsWith("vmlinuz-"));
+  const kernels = boot.filter((f) => f.startsWith("vmlinuz-"));
+  const kernel = kernels.length === 1 ? kernels[0] : undefined;
   const initrd = kernel && boot.find((f) => f === `initrd.img-${kernel.slice("vmlinuz-".length)}`);
   if (!kernel || !initrd) {
-    throw new ContainerError("build-failed", `no kernel in the ${recipe.suite} guest image: ${VM_PACKAGES[0]} left no /boot/vmlinuz-* with its initrd.img-* (found: ${boot.join(" ") || "nothing"})`);
+    throw new ContainerError("build-failed", `no kernel in the ${recipe.suite} guest image: ${VM_PACKAGES[0]} left no one /boot/vmlinuz-* with its initrd.img-* (found: ${boot.join(" ") || "nothing"})`);
   }
   copyFileSync(join(root, "boot", kernel), join(temp, FILES.kernel));
   copyFileSync(join(root, "boot", initrd), join(temp, FILES.initrd));

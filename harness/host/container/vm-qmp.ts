@@ -11,12 +11,12 @@ import { JsonLineSocket } from "./vm-socket.ts";
  * await qmpCommand("/root/.cache/outlive/runs/NAME/sockets/qmp.sock", "quit", 5_000);
  * ```
  */
-export async function qmpCommand(path: string, execute: string, timeoutMs: number): Promise<unknown> {
+export async function qmpCommand(path: string, execute: string, timeoutMs: number, args?: Record<string, unknown>): Promise<unknown> {
   const socket = await JsonLineSocket.open(path, timeoutMs);
   try {
     // The greeting comes unasked; capabilities negotiation must be answered before any command.
     await socket.exchange(`${JSON.stringify({ execute: "qmp_capabilities" })}\n`, (m) => "return" in m || "error" in m, timeoutMs);
-    const m = await socket.exchange(`${JSON.stringify({ execute })}\n`, (m) => "return" in m || "error" in m, timeoutMs).catch((error: Error) => {
+    const m = await socket.exchange(`${JSON.stringify(args ? { execute, arguments: args } : { execute })}\n`, (m) => "return" in m || "error" in m, timeoutMs).catch((error: Error) => {
       // `quit` may close the socket before its answer is read: that is the answer.
       if (execute === "quit" && socket.closed) return { return: {} } as Record<string, unknown>;
       throw error;

@@ -3,12 +3,13 @@ import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { isSameProcess, type ProcessIdentity } from "../../../lib/proc/identity.ts";
 import type { CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
-import type { Engine, EnterOptions, Machine, TeardownReport } from "./machine.ts";
+import type { Engine, EnterOptions, Machine, RebootHow, TeardownReport } from "./machine.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { findTool, requireRoot, requireTool, type ToolNeed } from "./preconditions.ts";
 import type { Log } from "./rootfs.ts";
 import { commonState, type CommonState, saveState } from "./state.ts";
 import { GuestAgent } from "./vm-agent.ts";
+import { qmpCommand } from "./vm-qmp.ts";
 import { consoleSaid, launchQemu, makeOverlay, NODE_DIR_INSIDE, qemuArgv, qemuSaid, type Share, type VmPaths, vmPaths, vmShares } from "./vm-boot.ts";
 import { ensureGuestImage } from "./vm-image.ts";
 import { type AccelChoice, type AccelOption, chooseAccel, DEFAULT_QEMU } from "./vm-probe.ts";
@@ -224,6 +225,50 @@ export class VmMachine implements Machine {
 
   async isAlive(): Promise<boolean> {
     return isSameProcess(this.state.qemu);
+  }
+
+  /**
+   * A power cut is qemu's `system_reset` (the guest's memory, with every
+   * write it had not flushed, is gone; what reached the virtual disk stays);
+   * a clean reboot is `systemctl reboot` in the guest. qemu runs with
+   * `-no-reboot` (a guest that panics ends it), so first the machine's reboot
+   * action becomes a reset. Resolves once the guest agent answers from a new
+   * boot (another boot id) and the shares are mounted again.
+   */
+  async reboot(how: RebootHow, timeoutMs: number): Promise<{ issuedAt: number }> {
+    const deadline = Date.now() + timeoutMs;
+    const before = await this.bootId();
+    if (before === "") throw new ContainerError("not-running", `vm ${this.name}: no boot id from the guest before the reboot`);
+    await qmpCommand(this.state.paths.qmp, "set-action", 10_000, { reboot: "reset" });
+    const issuedAt = Date.now();
+    if (how === "power-cut") {
+      await qmpCommand(this.state.paths.qmp, "system_reset", 10_000);
+    } else {
+      // systemctl returns once the job is queued; the agent may be stopped before it answers.
+      await this.enter(["systemctl", "reboot"], { timeoutMs: 10_000 });
+    }
+    this.agentClient?.close();
+    this.agentClient = null;
+    for (;;) {
+      if (!isSameProcess(this.state.qemu)) {
+        throw new ContainerError("boot-failed", `qemu exited during the ${how} reboot${consoleSaid(this.state.paths) ? `: ${consoleSaid(this.state.paths)}` : ""}`, [this.state.paths.console]);
+      }
+      const now = await this.bootId(2_000).catch(() => "");
+      if (now !== "" && now !== before) break;
+      if (Date.now() >= deadline) {
+        // The console goes with the run at teardown: a copy beside it stays for a person to read.
+        throw new ContainerError("boot-failed", `vm ${this.name} did not come back from the ${how} reboot within ${timeoutMs / 1000} s (last on the console: ${consoleSaid(this.state.paths) || "nothing"})`, keepConsole(this.state.paths));
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await this.mountShares();
+    return { issuedAt };
+  }
+
+  /** The guest kernel's boot id, "" when the agent does not answer within the bound. */
+  private async bootId(timeoutMs = 10_000): Promise<string> {
+    const r = await this.enter(["cat", "/proc/sys/kernel/random/boot_id"], { timeoutMs });
+    return r.exitCode === 0 ? r.stdout.trim() : "";
   }
 
   async stop(timeoutMs: number): Promise<TeardownReport> {

@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { cgroupWritable, killCgroup, removeCgroup } from "../../../lib/placement/cgroup-fs.ts";
+import { cgroupWritable, removeCgroup } from "../../../lib/placement/cgroup-fs.ts";
 import { findCgroup2Mount } from "../../../lib/mod.ts";
+import { killModuleCgroup, type ModuleKillChoice, type ModuleKillResult } from "./module-kill.ts";
 
 /**
  * The cgroup a daemon puts a module in, and kills on a restart. Made fresh
@@ -9,9 +10,11 @@ import { findCgroup2Mount } from "../../../lib/mod.ts";
  */
 export class ModuleCgroup {
   readonly dir: string;
+  readonly killChoice: ModuleKillChoice;
 
-  private constructor(dir: string) {
+  private constructor(dir: string, killChoice: ModuleKillChoice) {
     this.dir = dir;
+    this.killChoice = killChoice;
   }
 
   /** Why a module cgroup cannot be made here, or null when it can. */
@@ -21,11 +24,11 @@ export class ModuleCgroup {
     return unwritable ? `cannot make a module cgroup under ${parent} (${unwritable}; run as root)` : null;
   }
 
-  static create(name: string, parent = findCgroup2Mount()): ModuleCgroup {
+  static create(name: string, parent = findCgroup2Mount(), killChoice: ModuleKillChoice = "auto"): ModuleCgroup {
     if (!parent) throw new Error("no cgroup v2 hierarchy is mounted");
     const dir = join(parent, name);
     mkdirSync(dir, { recursive: true });
-    return new ModuleCgroup(dir);
+    return new ModuleCgroup(dir, killChoice);
   }
 
   /** argv prefix that moves the process into this cgroup, then execs the rest. */
@@ -33,13 +36,17 @@ export class ModuleCgroup {
     return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', join(this.dir, "cgroup.procs")];
   }
 
-  /** What the daemon in the field report does on a restart: everything in the cgroup dies by SIGKILL at once. */
-  kill(timeoutMs = 5000): Promise<boolean> {
-    return killCgroup(this.dir, timeoutMs);
+  /**
+   * What the daemon in the field report does on a restart: everything in the
+   * cgroup dies by SIGKILL at once (`cgroup.kill`; on a kernel without it,
+   * freeze, SIGKILL each pid, thaw: module-kill.ts).
+   */
+  kill(timeoutMs = 5000): Promise<ModuleKillResult> {
+    return killModuleCgroup(this.dir, this.killChoice, timeoutMs);
   }
 
   async remove(): Promise<void> {
-    await this.kill();
+    await this.kill().catch(() => {});
     await removeCgroup(this.dir);
   }
 }

@@ -2,6 +2,7 @@ import { ModuleProcess, type ModuleLaunch } from "../module/module-client.ts";
 import { ForeignModule } from "./foreign-module.ts";
 import { checkForeignModule, type ForeignModuleSpec } from "./foreign-spec.ts";
 import { ModuleCgroup } from "./module-cgroup.ts";
+import type { ModuleKillChoice, ModuleKillMethod } from "./module-kill.ts";
 
 /** What the daemon runs as its module: outlive's own, or any command (`module` option). */
 export type DaemonModule = ModuleProcess | ForeignModule;
@@ -13,6 +14,13 @@ export interface SimulatorOptions extends Omit<ModuleLaunch, "wrap"> {
   moduleCgroupName?: string;
   /** Parent directory of the module cgroup. Default: the cgroup v2 mount. */
   moduleCgroupParent?: string;
+  /**
+   * How a restart ends the module's cgroup: `cgroup.kill`, or
+   * `freeze-and-kill` (freeze, SIGKILL each pid, thaw: what a daemon does on
+   * a kernel before 5.14). Default `auto`: `cgroup.kill` where the kernel
+   * has it, else freeze-and-kill.
+   */
+  moduleKill?: ModuleKillChoice;
   /** How long a draining module gets to exit before SIGTERM. Default 5000 ms. */
   drainWaitMs?: number;
   /** How long a module told to stop (`disable`, `shutdown`: it ends every task first) gets to exit before SIGKILL. Default 30 000 ms. */
@@ -26,6 +34,8 @@ export interface RestartMark {
   reason: string;
   /** Moment the module's cgroup was killed. */
   killedAt: string | null;
+  /** How: `cgroup.kill`, `freeze-and-kill`, or `sigkill` (no module cgroup: the module's own pid only). Absent until killed. */
+  killedBy?: ModuleKillMethod | "sigkill";
   /** When the new module said it had replayed. */
   readyAt: string | null;
 }
@@ -34,7 +44,8 @@ export interface RestartMark {
  * A daemon like the one in the field report: it runs the module in a cgroup
  * of its own, talks NDJSON with it, and on a restart drains it, waits, and
  * writes `cgroup.kill` on the module's cgroup before starting the next
- * module on the same storage. Scenarios get one through `ctx.daemon()`;
+ * module on the same storage (on a kernel without `cgroup.kill` it freezes
+ * the cgroup and SIGKILLs each pid in it instead, as daemons did before 5.14). Scenarios get one through `ctx.daemon()`;
  * on its own it needs a writable cgroup v2 parent (root, or a delegated one).
  *
  * @example
@@ -67,7 +78,7 @@ export class DaemonSimulator {
     const why = ModuleCgroup.unavailable(options.moduleCgroupParent);
     this.cgroup = why
       ? null
-      : ModuleCgroup.create(options.moduleCgroupName ?? `${options.prefix ?? "outlive"}-module-${process.pid}`, options.moduleCgroupParent);
+      : ModuleCgroup.create(options.moduleCgroupName ?? `${options.prefix ?? "outlive"}-module-${process.pid}`, options.moduleCgroupParent, options.moduleKill);
   }
 
   async start(): Promise<DaemonModule> {
@@ -140,8 +151,11 @@ export class DaemonSimulator {
 
   private async killModuleCgroup(mark: RestartMark): Promise<void> {
     mark.killedAt = new Date().toISOString();
-    if (this.cgroup) await this.cgroup.kill();
-    else this.module.child.kill("SIGKILL");
+    if (this.cgroup) mark.killedBy = (await this.cgroup.kill()).method;
+    else {
+      mark.killedBy = "sigkill";
+      this.module.child.kill("SIGKILL");
+    }
     await this.module.exited;
   }
 }

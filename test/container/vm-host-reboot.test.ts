@@ -1,0 +1,76 @@
+import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bootContainer, type ContainerHandle } from "../../harness/host/container/mod.ts";
+import { engineMissing } from "../../harness/host/container/preflight.ts";
+import { runScenarioIn } from "../../harness/host/run-in.ts";
+import { projectRoot } from "../../harness/shared/project-root.ts";
+import type { ScenarioReport } from "../../harness/shared/report.ts";
+
+const vmMissing = await engineMissing("vm");
+if (vmMissing) console.log(`test/container/vm-host-reboot: skipping: ${vmMissing}`);
+
+/**
+ * The durable writes the README's "What each write protects" relies on for
+ * a host crash (a terminal record, an ack), with their flushes taken out:
+ * each text must be found exactly once, or the test says which is gone.
+ */
+const NO_FLUSH: Record<string, RegExp[]> = {
+  "lib/store/atomic-write.js": [/if \(durable\)\s*await handle\.datasync\(\);/, /if \(durable\)\s*await syncPath\(dir\);/],
+  "lib/store/record-reserve.js": [/if \(durable\)\s*fdatasyncSync\(fd\);/, /if \(durable\)\s*await syncPath\(dir\);/],
+};
+
+/** A copy of the built tree, inside the project (so its imports find node_modules), with NO_FLUSH applied. */
+function mutantWithoutFlushes(dir: string): string {
+  const root = projectRoot();
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(root, "package.json"), join(dir, "package.json"));
+  cpSync(join(root, "dist"), join(dir, "dist"), { recursive: true });
+  for (const [file, texts] of Object.entries(NO_FLUSH)) {
+    const path = join(dir, "dist", file);
+    let text = readFileSync(path, "utf8");
+    for (const t of texts) {
+      const found = text.match(new RegExp(t.source, "g"))?.length ?? 0;
+      if (found !== 1) throw new Error(`${file}: expected ${t} once, found it ${found} times (the write changed: update NO_FLUSH)`);
+      text = text.replace(t, "/* flush removed for the test */");
+    }
+    writeFileSync(path, text);
+  }
+  return join(dir, "dist");
+}
+
+describe.skipIf(vmMissing !== null)("host-reboot under --engine vm: a power cut tests the flushes", () => {
+  let c: ContainerHandle;
+  const mutant = join(projectRoot(), "harness", "reports", `mutant-no-flush-${process.pid}`);
+  const reports = join(projectRoot(), "harness", "reports", `vm-host-reboot-${process.pid}`);
+  const lines: string[] = [];
+  const log = (line: string) => lines.push(line);
+
+  beforeAll(async () => {
+    c = await bootContainer({ suite: "bookworm", engine: "vm" }, log);
+  }, 10 * 60_000);
+  afterAll(async () => {
+    rmSync(mutant, { recursive: true, force: true });
+    rmSync(reports, { recursive: true, force: true });
+    if (c) expect((await c.teardown()).leftovers).toEqual([]);
+  }, 120_000);
+
+  it("passes as built, and fails once the terminal record's and the ack's flushes are taken out", async () => {
+    const asBuilt = await runScenarioIn(c, "host-reboot", log, { reportsDir: reports });
+    expect(asBuilt.verdict, lines.join("\n")).toBe("pass");
+
+    const without = await runScenarioIn(c, "host-reboot", log, { reportsDir: join(reports, "mutant"), distDir: mutantWithoutFlushes(mutant) });
+    expect(without.verdict, lines.join("\n")).toBe("fail");
+    const report = JSON.parse(readFileSync(join(without.reportDir, "report.json"), "utf8")) as ScenarioReport;
+    // A run that broke (no report, an error) says nothing about the flushes.
+    expect(report.error, `${report.why}\n${readFileSync(join(without.reportDir, "driver.log"), "utf8").slice(-3000)}`).toBeNull();
+    const failed = report.checks.filter((k) => !k.ok).map((k) => k.name);
+    // What the power cut took is exactly what was not flushed: the end and the ack written after the sync.
+    expect(failed).toEqual(expect.arrayContaining([
+      "ends-before keeps the end it had before the cut (exited 5): its terminal record was flushed",
+    ]));
+    expect(failed.every((name) => /ends-before|acked/.test(name)), failed.join("; ")).toBe(true);
+    // The checks before the cut held: the run got as far as the cut.
+    expect(report.checks.find((k) => k.name.startsWith("ends-before exited 5 before the cut"))?.ok).toBe(true);
+  }, 15 * 60_000);
+});
