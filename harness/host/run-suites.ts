@@ -1,6 +1,8 @@
 import { bootContainer, cannotRunHereReason, type ContainerHandle, type ContainerOptions, describeFailure, ENGINES, type Suite } from "./container/mod.ts";
 import { type RunInOptions, runScenarioIn, type ScenarioResult } from "./run-in.ts";
 import { formatTable } from "../shared/table.ts";
+import { TCG_TIME_SCALE, TIME_SCALE_PARAM, timeScaleOf } from "../shared/time-scale.ts";
+import type { VmMachine } from "./container/vm.ts";
 
 /** systemd versions the harness ships against, and the Debian suite that has each. */
 export const SYSTEMD_SUITES: Record<string, Suite> = { "252": "bookworm", "257": "trixie" };
@@ -19,6 +21,12 @@ export interface SuiteRunOptions {
   suites: Suite[];
   /** More for every container (binds, engine, cache). Engine `host` runs once, on the host's own systemd, whatever `suites` says. */
   container?: Omit<ContainerOptions, "suite">;
+  /**
+   * How much slower than a container the machine is, passed to every
+   * scenario as the param `timeScale` (see harness/shared/time-scale.ts).
+   * Default: 5 for a vm under software emulation (TCG), else none (1).
+   */
+  timeScale?: number;
   log?: (line: string) => void;
 }
 
@@ -31,6 +39,7 @@ export interface SuiteRunOptions {
  */
 export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResult[]> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (options.timeScale !== undefined) timeScaleOf({ [TIME_SCALE_PARAM]: String(options.timeScale) });
   const results: ScenarioResult[] = [];
   const engine = options.container?.engine ?? "auto";
   const cannot = await cannotRunHereReason(undefined, engine);
@@ -63,10 +72,12 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
     };
     process.once("SIGINT", stopOnSignal);
     process.once("SIGTERM", stopOnSignal);
+    const scale = options.timeScale ?? machineTimeScale(container);
     try {
       for (const t of targets) {
+        const run = scale === 1 ? t.run : { ...t.run, params: { [TIME_SCALE_PARAM]: String(scale), ...t.run?.params } };
         // One scenario that cannot even start fails alone, with one line; the others still run, the container still goes.
-        results.push(await runScenarioIn(container, t.name, log, t.run).catch((error) => {
+        results.push(await runScenarioIn(container, t.name, log, run).catch((error) => {
           const why = `${(error as Error).message ?? error}`.split("\n")[0];
           log(`${t.name} on ${suite}: FAIL (${why})`);
           return { name: t.name, suite, systemd: null, verdict: "fail" as const, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) };
@@ -80,6 +91,11 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
     }
   }
   return results;
+}
+
+/** A vm under TCG is the one machine known to be slow; everything else runs at a container's pace. */
+function machineTimeScale(container: ContainerHandle): number {
+  return container.machine.engine === "vm" && (container.machine as VmMachine).state.accel.accel === "tcg" ? TCG_TIME_SCALE : 1;
 }
 
 /** The summary table, one line per scenario and suite, then the counts. */
