@@ -67,8 +67,12 @@ export interface Scenario {
   inside(ctx: ScenarioContext): Promise<void>;
 }
 
-import type { RebootHow } from "../host/container/machine.ts";
-export type { RebootHow };
+/**
+ * How a scenario's `reboot` ends the machine's boot: `power-cut` resets it
+ * with no warning and no sync (what a power cut or a kernel panic leaves),
+ * `clean` is `systemctl reboot` (every unit stopped, file systems synced).
+ */
+export type RebootHow = "power-cut" | "clean";
 
 export const DEFAULT_SCENARIO_TIMEOUT_MS = 90_000;
 

@@ -1,3 +1,4 @@
+import type { RebootHow } from "../../shared/define.ts";
 import type { CommandResult } from "./command.ts";
 import type { EngineName } from "./engines.ts";
 import type { ResolvedOptions } from "./options.ts";
@@ -16,12 +17,7 @@ export interface EnterOptions {
   as?: EnterIdentity;
 }
 
-/**
- * How a scenario's reboot ends a boot: `power-cut` resets the machine with
- * no warning and no sync (what a power cut or a kernel panic leaves),
- * `clean` is `systemctl reboot` (every unit stopped, file systems synced).
- */
-export type RebootHow = "power-cut" | "clean";
+export type { RebootHow };
 
 /** What teardown found and did; `clean` is false when anything is left (listed in `leftovers`). */
 export interface TeardownReport {
