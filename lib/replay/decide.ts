@@ -102,7 +102,9 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
   if (isTerminal(record.state)) return { kind: "unchanged" };
   const lastOutput = ev.lastOutputAt ? `; last output at ${ev.lastOutputAt}` : "; it wrote no output";
   const oom = ev.oomKills !== null && ev.oomKills > 0;
-  const oomWords = ev.oomDetail ?? `oom_kill ${ev.oomKills} in memory.events`;
+  // Which limit it had, when outlive set one: the kernel's count does not say whose limit was reached.
+  const capWords = record.memoryMaxBytes !== null ? `; its cap: memory.max ${bytesWords(record.memoryMaxBytes)}, no swap (memory.swap.max 0)` : "";
+  const oomWords = `${ev.oomDetail ?? `oom_kill ${ev.oomKills} in memory.events`}${capWords}`;
 
   if (ev.marker.kind === "code") {
     const code = ev.marker.code;
@@ -181,6 +183,11 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
       : "";
     return { kind: "finish", state, exitCode, reason: `${reason}${window}`, endRemnants: endRemnants && ev.remnants, ...at };
   }
+}
+
+/** "64 MiB" for a whole number of MiB, else the bytes. */
+function bytesWords(n: number): string {
+  return n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${n} bytes`;
 }
 
 function spawnerCgroupWords(ev: SpawnerCgroupEvidence): string {

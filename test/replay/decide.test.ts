@@ -158,6 +158,12 @@ describe("decideReplay: the decision table", () => {
   it("OOM kills and watchdog timeouts are named from their evidence", () => {
     expect(decideReplay(record(), evidence({ oomKills: 2 }))).toMatchObject({ state: "oom_killed", reason: expect.stringContaining("oom_kill 2") });
     expect(decideReplay(record(), evidence({ oomKills: 1, marker: code(137) }))).toMatchObject({ state: "oom_killed", exitCode: 137 });
+    // The limit it ran into, where outlive set one.
+    expect(decideReplay(record({ memoryMaxBytes: 64 * 1024 * 1024 }), evidence({ oomKills: 1, marker: code(137) }))).toMatchObject({
+      state: "oom_killed",
+      reason: "killed by the kernel's OOM killer (oom_kill 1 in memory.events; its cap: memory.max 64 MiB, no swap (memory.swap.max 0))",
+    });
+    expect(decideReplay(record({ memoryMaxBytes: 1000 }), evidence({ oomKills: 1 }))).toMatchObject({ reason: expect.stringContaining("its cap: memory.max 1000 bytes") });
     expect(decideReplay(record({ timeoutSeconds: 5, deadlineIsTimeout: true }), evidence({ timedOutAt: T0 }))).toMatchObject({ state: "timed_out", reason: expect.stringContaining("its timeout of 5 s") });
     expect(decideReplay(record(), evidence({ timedOutAt: "2026-11-30T10:01:00.000Z", marker: code(143) }))).toMatchObject({ state: "timed_out", exitCode: 143 });
   });
