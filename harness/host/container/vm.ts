@@ -110,7 +110,7 @@ async function bootVm(options: ResolvedOptions, log: Log): Promise<{ machine: Ma
   const machine = new VmMachine(state);
   try {
     await machine.waitForAgent(options.bootTimeoutMs);
-    await machine.mountShares();
+    await machine.mountSharesWithin(Math.max(0, launchedAt + options.bootTimeoutMs - Date.now()));
   } catch (error) {
     const kept = keepConsole(paths);
     const report = await machine.stop(options.stopTimeoutMs);
@@ -187,14 +187,34 @@ export class VmMachine implements Machine {
     }
   }
 
+  /**
+   * mountShares, tried again each second until it works or `timeoutMs`
+   * passes: the agent starts as soon as udev sees its port, early in the
+   * boot, and a 9p mount tried before the kernel has probed that share's
+   * virtio device fails ("9pnet_virtio: no channels available for device",
+   * seen on trixie after a power cut).
+   */
+  async mountSharesWithin(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return await this.mountShares();
+      } catch (error) {
+        if (Date.now() >= deadline) throw error;
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+  }
+
   /** Mounts the 9p shares in order, then binds the host's Node at /usr/local/bin/node, where the other engines put it. */
   async mountShares(): Promise<void> {
     // Paths travel as arguments, never spliced into the script, so no quoting can break them.
     const script = [
       "set -eu",
       'node="$1"; shift',
-      'while [ $# -gt 0 ]; do mkdir -p "$3"; mount -t 9p -o "$1" "$2" "$3"; shift 3; done',
-      'touch /usr/local/bin/node && mount --bind "$node" /usr/local/bin/node',
+      // Idempotent: after a reboot it is tried again until the new boot lets it through.
+      'while [ $# -gt 0 ]; do mkdir -p "$3"; mountpoint -q "$3" || mount -t 9p -o "$1" "$2" "$3"; shift 3; done',
+      'touch /usr/local/bin/node && { mountpoint -q /usr/local/bin/node || mount --bind "$node" /usr/local/bin/node; }',
     ].join("\n");
     const args = this.state.shares.flatMap((s) => [`trans=virtio,version=9p2000.L,msize=524288${s.readonly ? ",ro,cache=loose" : ""}`, s.tag, s.inside]);
     const r = await this.enter(["/bin/sh", "-c", script, "sh", `${NODE_DIR_INSIDE}/${this.state.nodeBinary}`, ...args], { timeoutMs: 30_000 });
@@ -261,7 +281,7 @@ export class VmMachine implements Machine {
       }
       await new Promise((r) => setTimeout(r, 500));
     }
-    await this.mountShares();
+    await this.mountSharesWithin(Math.max(0, deadline - Date.now()));
     return { issuedAt };
   }
 
