@@ -89,7 +89,7 @@ describe("readiness", () => {
 
 describe("options and recipe", () => {
   it("names the option, the value and its type", () => {
-    expect(() => resolveOptions({ suite: "sid" as never })).toThrow("Expected the `suite` option to be one of bookworm, trixie, got `sid` (string)");
+    expect(() => resolveOptions({ suite: "sid" as never })).toThrow("Expected the `suite` option to be one of bookworm, trixie, bookworm-5.10, got `sid` (string)");
     expect(() => resolveOptions({ bootTimeoutMs: -1 })).toThrow(/`bootTimeoutMs`.*`-1` \(number\)/);
     expect(() => resolveOptions({ name: "Bad Name" })).toThrow(/`name`/);
     expect(() => resolveOptions({ engine: "lxc" as never })).toThrow("Expected the `engine` option to be auto, nspawn, podman, docker, host or vm, got `lxc` (string)");

@@ -5,7 +5,8 @@ import { readProcStat } from "../../../lib/proc/stat.ts";
 import { runCommand } from "./command.ts";
 import { ContainerError } from "./errors.ts";
 import { removeTree, unmountUnder } from "./mounts.ts";
-import { type ResolvedOptions, SUITE_SPECS } from "./options.ts";
+import type { ResolvedOptions } from "./options.ts";
+import { SUITE_SPECS } from "./suites.ts";
 import { requireRoot, requireTool } from "./preconditions.ts";
 import { ensureRootfs, type Log } from "./rootfs.ts";
 
