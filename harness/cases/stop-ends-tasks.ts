@@ -11,7 +11,9 @@ async function startTwo(ctx: ScenarioContext, label: string): Promise<{ d: Scena
   const d = ctx.daemon({ name: label, storage: ctx.storageFor(label) });
   await d.start();
   const a = await d.run({ id: `${label}-sleeper`, argv: ["sleep", "300"] });
-  const b = await d.run({ id: `${label}-trapper`, argv: ["bash", "-c", "trap 'echo term trap ran; exit 0' TERM; while :; do sleep 0.1; done"] });
+  const b = await d.run({ id: `${label}-trapper`, argv: ["bash", "-c", "trap 'echo term trap ran; exit 0' TERM; echo armed; while :; do sleep 0.1; done"] });
+  // A TERM before bash has set its trap ends it without the trap (seen once under CI's load): the stop comes after.
+  await ctx.waitFor(`${label}-trapper to set its TERM trap`, () => ctx.output(`${label}-trapper`, "stdout", d.storage).includes("armed"));
   return { d, units: [a.location.unit, b.location.unit] };
 }
 
