@@ -73,6 +73,25 @@ async function bare(wrapped = false): Promise<number> {
   return ms;
 }
 
+/**
+ * The other way a task could start (issue 24: a fork systemd itself makes,
+ * outside the supervisor's cgroup): a transient service of `true`, with the
+ * scope's properties, `--wait`ed for until it ends. ExitType=cgroup keeps the
+ * unit until every process in it has ended, as a scope does.
+ */
+async function bareService(): Promise<number> {
+  const plan = await placement.plan({ id: newTaskId(), backstopSeconds: 86_460, memoryMaxBytes: null });
+  const argv = plan.prefix
+    .filter((a) => a !== "--scope")
+    .map((a) => (a.startsWith("--unit=") ? a.replace(/\.scope$/, ".service") : a));
+  const t0 = performance.now();
+  const code = await new Promise((r) =>
+    spawn(argv[0], [...argv.slice(1), "--wait", "--service-type=exec", "-p", "ExitType=cgroup", "true"], { stdio: "ignore" }).once("exit", r));
+  const ms = performance.now() - t0;
+  if (code !== 0) throw new Error(`bare systemd-run (service) exited ${code}`);
+  return ms;
+}
+
 async function through(sup: Supervisor): Promise<number> {
   const t0 = performance.now();
   const task = await sup.run({ argv: ["true"] });
@@ -87,10 +106,12 @@ const sup = await Supervisor.open({ storage, placement: "systemd-scope", mode: "
 const base: number[] = [];
 const wrapped: number[] = [];
 const ours: number[] = [];
+const service: number[] = [];
 try {
   for (let i = 0; i < 5; i++) {
     await bare();
     await bare(true);
+    await bareService();
     await through(sup);
   }
   // Each sample follows the one before it while systemd still tears that unit down, so the
@@ -99,6 +120,7 @@ try {
     async () => void base.push(await bare()),
     async () => void wrapped.push(await bare(true)),
     async () => void ours.push(await through(sup)),
+    async () => void service.push(await bareService()),
   ];
   for (let i = 0; i < ROUNDS; i++) {
     for (let k = 0; k < samples.length; k++) {
@@ -119,5 +141,9 @@ console.log(
 console.log(
   `  of which outlive's wrapper (/bin/sh, warden, exit marker): bare systemd-run --scope of the wrapper ${median(wrapped).toFixed(2)} ms ` +
     `(${(median(wrapped) / median(base)).toFixed(2)}x); the supervisor's records, placement checks and observation: ${(median(ours) - median(wrapped)).toFixed(2)} ms`,
+);
+console.log(
+  `  a transient service instead (bare systemd-run --wait --service-type=exec -p ExitType=cgroup true): ${median(service).toFixed(2)} ms ` +
+    `(${spread(service)}), ${(median(service) / median(base)).toFixed(2)}x the bare scope`,
 );
 console.log(`  argv: ${(await placement.plan({ id: "t-example", backstopSeconds: 86_460, memoryMaxBytes: null })).prefix.join(" ")} …`);

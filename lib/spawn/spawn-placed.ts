@@ -26,6 +26,8 @@ export interface SpawnPlacedInput {
   graceMs: number;
   /** Hears the record as soon as the pid is known, before the process is in its placement. */
   spawned(record: TaskRecord): void;
+  /** Hears the steps taken here: `planned`, `forked`. */
+  step(name: "planned" | "forked"): void;
 }
 
 /** The task runs where it was promised; `record` says where (location, pid, start time), still `starting`. */
@@ -64,6 +66,7 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
       memoryMaxBytes: record.memoryMaxBytes,
     });
     record = { ...record, location: plan.location };
+    input.step("planned");
     const env = { ...process.env, ...input.env };
     const maxBytes = record.maxOutputBytes ?? 0;
     const argv = [
@@ -82,6 +85,7 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
     ];
     spawned = await spawnTask(argv, { cwd: record.cwd, env: { ...env, ...plan.env }, paths });
     spawnedAt = new Date();
+    input.step("forked");
   } catch (error) {
     throw new SpawnFailure(record, `spawn failed: ${(error as Error).message}`, error as Error);
   }

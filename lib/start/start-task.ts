@@ -11,6 +11,7 @@ import { newTaskId } from "../store/task-id.ts";
 import type { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import type { TaskEnd } from "../end/terminal-record.ts";
+import type { TaskStep } from "../supervisor/task-steps.ts";
 import { deadlineSecondsOf, newTaskRecord } from "./new-record.ts";
 import { checkProgram } from "./program-lookup.ts";
 import type { CheckedRunSpec } from "./run-spec.ts";
@@ -48,6 +49,8 @@ export interface TaskStarterOptions {
   end(record: TaskRecord, end: TaskEnd): Promise<TaskRecord>;
   /** Starts watching a task that runs now. */
   watch(record: TaskRecord, child: ChildProcess): void;
+  /** Hears each step of a start (see TASK_STEPS). */
+  step(id: string, step: TaskStep): void;
 }
 
 /**
@@ -102,6 +105,8 @@ export class TaskStarter {
       throw error;
     }
     table.commit(starting);
+    const step = (name: TaskStep) => this.o.step(starting.id, name);
+    step("recorded");
     let placed;
     try {
       placed = await spawnPlaced({
@@ -113,6 +118,7 @@ export class TaskStarter {
         backstopSlackSeconds: limits.backstopSlackSeconds,
         graceMs: limits.graceMs,
         spawned: (record) => table.claim(record),
+        step,
       });
     } catch (error) {
       if (!(error instanceof SpawnFailure)) throw error;
@@ -125,7 +131,9 @@ export class TaskStarter {
     // The user's command's own pid goes into the `running` record, so every reader (ps, inspect, a restart's
     // adoption) has it from the first. The wrapper writes it within a fork of its start; a PTY task's comes
     // with its terminal, which `run` waits for anyway.
+    step("placed");
     const commandPid = await awaitCommandPid(placed.record, paths, spec.pty ? limits.ptyReadyMs : COMMAND_PID_WITHIN_MS);
+    step("command-pid");
     // `running` is written once, when the process is where it was promised: a supervisor killed before
     // that (with the process still in its cgroup, e.g. systemd-run not yet in its scope) leaves `starting`,
     // which replay reports as a spawn that did not complete, and startup cleanup stops what got through.
@@ -143,6 +151,7 @@ export class TaskStarter {
     const written = store.write(record).then(() => table.landed(record));
     this.o.watch(record, placed.child);
     await written;
+    step("running");
     // Superseded while it was being spawned? The held supersede is carried out now.
     if (key) keyed.started(key.handle, record);
     // From the moment run() returns, a PTY task's terminal takes input and resizes.

@@ -7,6 +7,7 @@ import { defaultShellPath, shellPathProblem } from "../spawn/shell-path.ts";
 import { defaultStorageRoot } from "../store/storage-root.ts";
 import { MIN_OUTPUT_BYTES } from "../output/trim-loop.ts";
 import { outputBound, type RunSpec } from "../start/run-spec.ts";
+import type { StepListener } from "./task-steps.ts";
 
 export type { RunSpec };
 
@@ -94,6 +95,13 @@ export interface SupervisorOptions {
   control?: boolean;
   /** The longest request line the control channel takes, in bytes; longer ones are refused (-32600). Default 1048576 (1 MiB). */
   maxLineBytes?: number;
+  /**
+   * Hears each step of a task's start and end (TASK_STEPS) with the task's
+   * id and `performance.now()`, for a breakdown of what a spawn costs. Called
+   * synchronously on the supervisor's own path: keep it cheap, and it must
+   * not throw. Default: none.
+   */
+  onStep?: StepListener;
 }
 
 export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | "placements" | "retention" | "origin">> & {
@@ -112,6 +120,8 @@ function normalizeOrigin(v: unknown, bad: (name: string, expected: string, value
 
 /** The default `log`: says nothing. */
 const quiet = (_line: string): void => {};
+/** The default `onStep`: hears nothing. */
+const deaf: StepListener = () => {};
 
 export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
   const bad = (name: string, expected: string, value: unknown) =>
@@ -144,6 +154,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
   if (o.readOnly !== undefined && typeof o.readOnly !== "boolean") throw bad("readOnly", "a boolean", o.readOnly);
   if (o.log !== undefined && typeof o.log !== "function") throw bad("log", "a function", o.log);
   if (o.control !== undefined && typeof o.control !== "boolean") throw bad("control", "a boolean", o.control);
+  if (o.onStep !== undefined && typeof o.onStep !== "function") throw bad("onStep", "a function", o.onStep);
   return {
     storage,
     mode,
@@ -168,5 +179,6 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     retention: normalizeRetention(o.retention),
     control: o.control ?? true,
     maxLineBytes: int("maxLineBytes", 1 << 20, 1024),
+    onStep: o.onStep ?? deaf,
   };
 }

@@ -12,6 +12,7 @@ import type { PlacementName } from "../store/record.ts";
 import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
 import { TaskTable } from "../store/task-table.ts";
 import { CompletionQueue } from "./completion-queue.ts";
+import type { TaskStep } from "./task-steps.ts";
 import type { NormalizedOptions } from "./options.ts";
 
 /** How long a check of a task that has written its exit code waits for this process to reap its wrapper (see TaskWatch.reaped). */
@@ -56,6 +57,14 @@ export interface RoomsContext {
 export function wireRooms(ctx: RoomsContext): Rooms {
   const { options, store, incarnation, placements } = ctx;
   const log = options.log;
+  const step = (id: string, name: TaskStep) => {
+    try {
+      options.onStep(id, name, performance.now());
+    } catch (error) {
+      // A listener's fault must not stop a start or an end half-way.
+      log(`onStep threw at ${name} of ${id}: ${(error as Error).message}`);
+    }
+  };
   const table = new TaskTable();
   const queue = new CompletionQueue();
   const sightings = new Sightings();
@@ -72,7 +81,10 @@ export function wireRooms(ctx: RoomsContext): Rooms {
     check: async (id) => {
       try {
         const decided = await evidence.decideNow(id);
-        if (decided?.decision.kind === "finish") await ender.endOne(decided.record, decided.decision, decided.decision.endRemnants);
+        if (decided?.decision.kind === "finish") {
+          step(id, "decided");
+          await ender.endOne(decided.record, decided.decision, decided.decision.endRemnants);
+        }
       } catch (error) {
         log(`observing ${id} failed: ${(error as Error).message}`);
       }
@@ -88,6 +100,7 @@ export function wireRooms(ctx: RoomsContext): Rooms {
   const ender = new TaskEnder({
     table, store, placements, tailBytes: options.tailBytes,
     ended: (done) => {
+      step(done.id, "ended");
       sightings.forget(done.id);
       watches.ended(done);
       queue.push(done);
@@ -105,6 +118,7 @@ export function wireRooms(ctx: RoomsContext): Rooms {
     table, store, placement: ctx.placement, keyed, incarnation, bootId: ctx.bootId, limits: options,
     end: (record, end) => ender.endOne(record, end),
     watch: (record, child) => watches.watch(record, child),
+    step,
   });
   const retainer = new Retainer({
     store, table, rule: options.retention, log,
