@@ -54,6 +54,8 @@ async function through(sup: Supervisor, keep?: string[]): Promise<number> {
   await sup.wait(task.id);
   const t1 = performance.now();
   const s = steps.get(task.id)!;
+  // The `ended` step follows the terminal write, which `wait` may beat (it answers with the end once decided).
+  while (s.ended === undefined) await new Promise((r) => setTimeout(r, 1));
   s.called = t0;
   s.waited = t1;
   keep?.push(task.id);
@@ -71,7 +73,7 @@ function breakdown(ids: string[]): string {
     ["running record", (s) => s.running - s["command-pid"]],
     ["(fork to end seen)", (s) => s.decided - s.forked],
     ["terminal record", (s) => s.ended - Math.max(s.decided, s.running)],
-    ["wait resolves", (s) => s.waited - s.ended],
+    ["(end decided to wait resolved)", (s) => s.waited - Math.max(s.decided, s.running)],
   ];
   const all = ids.map((id) => steps.get(id) as Record<string, number>);
   return gaps.map(([name, gap]) => `${name} ${median(all.map(gap)).toFixed(2)}`).join(", ");

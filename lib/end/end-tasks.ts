@@ -25,6 +25,8 @@ export interface TaskEnderOptions {
   tailBytes: number;
   /** A terminal record is on disk: stop watching it, answer its waiters, deliver it, free its key. */
   ended(done: TaskRecord): void;
+  /** A terminal record has just reached the disk, before anyone waiting for it hears (the `ended` step). */
+  written?(done: TaskRecord): void;
 }
 
 /**
@@ -51,7 +53,10 @@ export class TaskEnder {
     }
     if (!how.apply || done.length === 0) return done;
     await (done.length === 1 ? this.o.store.write(done[0]) : this.o.store.writeMany(done));
-    for (const d of done) this.o.table.landed(d);
+    for (const d of done) {
+      this.o.written?.(d);
+      this.o.table.landed(d);
+    }
     // The releases start (and register their clean-up with the placement) before the ends are announced, so
     // a close that follows an announcement at once waits for them; the announcements do not wait for them.
     const releasing = done.map((d) => this.o.placements[d.placement].release(d).catch(() => {}));

@@ -1,5 +1,5 @@
 import type { OutputSummary } from "../observe/output-tail.ts";
-import type { FinishedAtSource, TaskRecord, TaskState } from "../store/record.ts";
+import { type FinishedAtSource, schemaVersionFor, type TaskRecord, type TaskState } from "../store/record.ts";
 
 /** How a task ended: what a terminal record says. */
 export interface TaskEnd {
@@ -34,6 +34,7 @@ export function terminalRecord(current: TaskRecord, end: TaskEnd, output: Output
   const finishedAt = !Number.isNaN(started) && Date.parse(evidence) < started ? current.startedAt! : evidence;
   return {
     ...current,
+    schemaVersion: Math.max(current.schemaVersion, schemaVersionFor(end.state)),
     state: end.state,
     exitCode: end.exitCode,
     reason: `${end.reason}${reasonTail}`,

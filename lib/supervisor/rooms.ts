@@ -99,8 +99,8 @@ export function wireRooms(ctx: RoomsContext): Rooms {
   });
   const ender = new TaskEnder({
     table, store, placements, tailBytes: options.tailBytes,
+    written: (done) => step(done.id, "ended"),
     ended: (done) => {
-      step(done.id, "ended");
       sightings.forget(done.id);
       watches.ended(done);
       queue.push(done);

@@ -9,7 +9,8 @@
  * - `command-pid`: the command's own pid is known (or waited for in vain);
  * - `running`: its `running` record is on disk, and `run` returns;
  * - `decided`: a look at its evidence found it over (exit marker, or its end otherwise told);
- * - `ended`: its terminal record is on disk, and `wait` resolves.
+ * - `ended`: its terminal record is on disk (a `wait` called once the end
+ *   was decided may resolve a moment before, with that same record).
  *
  * A task that ends at once may be `decided` before it is `running`: it is
  * watched while its `running` record is being written, and its end is

@@ -9,6 +9,11 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** Until `ok` holds (the `ended` step follows the write, which a `wait` may beat), within 5 s. */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
 function storage(): string {
   const dir = mkdtempSync(join(tmpdir(), "outlive-on-step-"));
   dirs.push(dir);
@@ -27,6 +32,7 @@ test("onStep hears every step of a real task, in order, each no earlier than the
     expect(beforeReturn).toEqual(TASK_STEPS.slice(0, TASK_STEPS.indexOf("running") + 1));
     const done = await sup.wait(task.id);
     expect(done.exitCode).toBe(3);
+    await until(() => heard.some((h) => h.step === "ended"));
     const mine = heard.filter((h) => h.id === task.id);
     expect(mine.map((h) => h.step).sort()).toEqual([...TASK_STEPS].sort());
     expect(mine.at(-1)!.step).toBe("ended");
@@ -52,6 +58,7 @@ test("a listener that throws is logged and stops neither the start nor the end",
     const task = await sup.run({ argv: ["true"] });
     const done = await sup.wait(task.id);
     expect(done.state).toBe("exited");
+    await until(() => lines.filter((l) => l.startsWith("onStep threw")).length >= 2);
     expect(lines.filter((l) => l.startsWith("onStep threw"))).toEqual([
       `onStep threw at forked of ${task.id}: no forked`,
       `onStep threw at ended of ${task.id}: no ended`,
