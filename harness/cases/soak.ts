@@ -4,23 +4,29 @@
  * failing, output-heavy, TERM-ignoring, escaping with setsid) and the
  * module restarted again and again, the cgroup kill landing at random
  * moments (in the middle of spawns, kill ladders and replay), then one stop
- * (`disable`). `soak-long` is the same with 500 restarts, by name only.
+ * (`disable`). `soak-long` is the same with 500 restarts, by name only;
+ * `soak-cgroup-v2` and `soak-long-cgroup-v2` put the tasks in outlive's own
+ * cgroups (a delegated subtree) instead, also by name only.
  */
 import { runSoak } from "../inside/soak/soak.ts";
 import { defineScenario, type Scenario } from "../shared/define.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
-/** A soak scenario of a given length. */
-export function soakScenario(name: string, restarts: number, timeoutMs: number): Scenario {
+/** The placements a soak can put its tasks in: both survive a restart. */
+export type SoakPlacement = "systemd-scope" | "cgroup-v2";
+
+/** A soak scenario of a given length, with its tasks in `placement`. */
+export function soakScenario(name: string, restarts: number, timeoutMs: number, placement: SoakPlacement = "systemd-scope"): Scenario {
   return defineScenario({
     name,
-    summary: `${restarts} restarts at random moments under load: one true outcome per task, nothing left behind`,
+    summary: `${restarts} restarts at random moments under load (${placement}): one true outcome per task, nothing left behind`,
     timeoutMs,
     async inside(ctx) {
       const report = await runSoak({
         storage: ctx.storage,
         prefix: ctx.prefix,
         moduleCgroupParent: ctx.cgroup.dir,
+        placement,
         restarts,
         inFlight: [10, 30],
         log: (line) => ctx.log(line),
@@ -28,7 +34,8 @@ export function soakScenario(name: string, restarts: number, timeoutMs: number):
       ctx.log(
         `soak seed ${report.seed} (${report.placement}): ${report.restartsSurvived} restarts survived ` +
           `(${JSON.stringify(report.faults)}), ${report.tasksRun} tasks, outcomes ${JSON.stringify(report.outcomes)}, ` +
-          `by kind ${JSON.stringify(report.outcomesByKind)}, ${report.completionsDelivered} completions delivered`,
+          `by kind ${JSON.stringify(report.outcomesByKind)}, lost with run returned ${report.lost.runReturned}, ` +
+          `lost with run cut short ${report.lost.runCutShort}, ${report.completionsDelivered} completions delivered`,
       );
       const { modules, faultMarks, deliveredIds, ...rest } = report;
       ctx.fact("soak", { ...rest, violations: report.violations.slice(0, 20) });
@@ -41,7 +48,8 @@ export function soakScenario(name: string, restarts: number, timeoutMs: number):
         if (f.killedAt) ctx.marks.push({ at: f.killedAt, kind: "cgroup.kill", label: "soak: cgroup.kill on the module cgroup" });
         if (f.readyAt) ctx.marks.push({ at: f.readyAt, kind: "ready", label: "soak: new module replayed" });
       }
-      ctx.check("tasks went into user scopes", report.placement === "systemd-scope", report.placement);
+      ctx.check(`tasks went into ${placement === "systemd-scope" ? "user scopes" : "outlive's own cgroups"}`, report.placement === placement, report.placement);
+      ctx.check("no task lost whose run had returned", report.lost.runReturned === 0, report.lost);
       ctx.check(`survived ${restarts} restarts`, report.restartsSurvived === restarts, report.restartsSurvived);
       ctx.check("no invariant violated", report.violations.length === 0, report.violations.slice(0, 10));
       ctx.check("no task process, scope or cgroup left after the final stop", report.leftovers.length === 0, report.leftovers);

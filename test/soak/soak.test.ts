@@ -11,8 +11,10 @@ it("survives restarts at random moments with one true outcome per task and nothi
   const report = await runSoak({ storage, restarts: Number(process.env.OUTLIVE_SOAK_RESTARTS ?? 10), seed, inFlight: [10, 30] });
   console.log(
     `soak seed ${report.seed} (${report.placement}): ${report.restartsSurvived} restarts, ${report.tasksRun} tasks, ` +
-      `outcomes ${JSON.stringify(report.outcomes)}, faults ${JSON.stringify(report.faults)}, ${report.violations.length} violations`,
+      `outcomes ${JSON.stringify(report.outcomes)}, lost ${JSON.stringify(report.lost)}, faults ${JSON.stringify(report.faults)}, ${report.violations.length} violations`,
   );
+  // A placement that survives a restart loses no task whose run had returned (process-group dies with the module's cgroup).
+  if (report.placement !== "process-group") expect(report.lost.runReturned).toBe(0);
   expect(report.violations).toEqual([]);
   expect(report.leftovers).toEqual([]);
   expect(report.bystandersAlive).toBe(true);

@@ -66,6 +66,8 @@ export function checkOutcomes(
       if (!cutShort && opts.survivingPlacement) violations.push({ id, rule: "no task lost in a surviving placement", detail: r.reason ?? "" });
       if (/fate unknown/i.test(r.reason ?? "")) violations.push({ id, rule: "never 'fate unknown'", detail: r.reason ?? "" });
     }
+    // A task whose run returned was running: it can end in many ways, but not as one that never started.
+    if (r.state === "never_started" && truth.acknowledgedRun) violations.push({ id, rule: "never_started only for a run cut short", detail: r.reason ?? "" });
     if (r.state === "timed_out" && !r.timeoutSeconds) violations.push({ id, rule: "timed out only with a timeout", detail: r.reason ?? "" });
   }
   return violations;

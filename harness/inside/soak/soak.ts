@@ -33,6 +33,12 @@ export interface SoakReport {
   tasksRun: number;
   outcomes: Record<string, number>;
   outcomesByKind: Record<string, Record<string, number>>;
+  /**
+   * The `lost` ends, by whether the module had answered the task's `run`
+   * before a fault: a task whose `run` returned must never be lost to a
+   * restart; one whose `run` was cut short may be (its spawn did not complete).
+   */
+  lost: { runReturned: number; runCutShort: number };
   completionsDelivered: number;
   /** The task id of every delivery, in order (a redelivery repeats it): the per-task counts of the report come from these. */
   deliveredIds: string[];
@@ -179,8 +185,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     // Every task's end: as stored, or as its acknowledged completion carried it when retention has removed it since.
     const stored = new Set(final.map((r) => r.id));
     const ends = [...final, ...[...acknowledged().values()].filter((r) => !stored.has(r.id))];
+    const lost = { runReturned: 0, runCutShort: 0 };
     for (const r of ends) {
       outcomes[r.state] = (outcomes[r.state] ?? 0) + 1;
+      if (r.state === "lost") {
+        if (truths.get(r.id)?.acknowledgedRun) lost.runReturned++;
+        else lost.runCutShort++;
+      }
       const kind = truths.get(r.id)?.task.kind ?? "unknown";
       outcomesByKind[kind] ??= {};
       outcomesByKind[kind][r.state] = (outcomesByKind[kind][r.state] ?? 0) + 1;
@@ -195,6 +206,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       tasksRun: ends.length,
       outcomes,
       outcomesByKind,
+      lost,
       completionsDelivered: deliveries.length,
       deliveredIds: deliveries.map((d) => d.id),
       violations,
