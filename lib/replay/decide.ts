@@ -53,6 +53,11 @@ export interface ReplayEvidence {
    * the task's wrapper, found alive by the task's unit or cgroup; else null.
    */
   located?: { pid: number; startTime: string; location: TaskLocation } | null;
+  /**
+   * For a `starting` record not located: whether its command ever started
+   * (its pid file, output or end exists); null when that cannot be told.
+   */
+  commandStarted?: boolean | null;
   /** With an exit code: the time of `io/ended`, which the wrapper made the moment its command ended (ISO); null without it. */
   commandEndedAt?: string | null;
   /** With an exit code: the wrapper got SIGTERM while systemd was stopping the system (`io/host-stopping`). */
@@ -137,6 +142,10 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
     }
     // The spawn got through after all: the wrapper runs in the task's own unit or cgroup.
     if (ev.located) return { kind: "adopt", resumeKill: false, found: ev.located };
+    // Nothing of the command ever ran: the task is not lost, it never started, and whoever asked for it may ask again.
+    if (ev.commandStarted === false) {
+      return finish("never_started", null, `never started: the supervisor stopped while starting it, before its command ran (requested at ${record.createdAt}; no command pid, output or exit code)`, true);
+    }
     return finish("lost", null, "spawn did not complete (the supervisor stopped while starting it)", true);
   }
   if (ev.pid === "same") return { kind: "adopt", resumeKill: record.state === "killing" };

@@ -7,6 +7,11 @@ import { inspectPid, type ProcessIdentity } from "../proc/identity.ts";
 import { bootedAt } from "../proc/start-time.ts";
 import type { TaskRecord } from "../store/record.ts";
 import type { TaskPaths } from "../store/layout.ts";
+import { fileSystemFull } from "../store/space.ts";
+import { processesWithArg } from "../proc/arg-holders.ts";
+
+/** How long replay waits for a spawn's still-living wrapper to show whether its command started. */
+const STARTER_SETTLES_MS = 2_000;
 import type { PidEvidence, ReplayEvidence, SpawnerCgroupEvidence } from "./decide.ts";
 import { spawnerCgroupEvidence } from "./spawner-cgroup.ts";
 
@@ -67,6 +72,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   const spawnerAlive = await ctx.spawnerAlive(record.incarnation);
   return {
     located,
+    commandStarted: record.state === "starting" && !located && marker.kind !== "code" ? await commandStarted(record, ctx.paths, outputTimes.length > 0) : null,
     spawnerCgroup: sharedCgroupEvidence(record, pid, spawnerAlive, ctx),
     bootIdNow: ctx.bootIdNow,
     marker,
@@ -84,6 +90,28 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
     ...seen,
     bootedAt: record.bootId !== ctx.bootIdNow ? bootedAt()?.toISOString() ?? null : null,
   };
+}
+
+/**
+ * Whether the command of a task whose spawn was cut short ever started. The
+ * wrapper writes the command's pid (`io/command-pid`) just before it execs the
+ * command, after it entered the task's cgroup; so no pid file, no output and
+ * no `io/ended` mean the command never ran. null when that cannot be told: a
+ * PTY task's command is started by its holder, with no such file, and on a
+ * full disk the file may not have been made.
+ */
+async function commandStarted(record: TaskRecord, paths: TaskPaths, wroteOutput: boolean): Promise<boolean | null> {
+  const told = () => wroteOutput || existsSync(paths.commandPid) || existsSync(paths.ended);
+  if (told()) return true;
+  if (record.pty || fileSystemFull(paths.dir)) return null;
+  // Its wrapper (or the systemd-run about to exec it) may still be alive, only not yet placed: its command may yet
+  // run. It names the task's io files in its argv; it writes the command's pid within a fork of its start.
+  const starters = processesWithArg(paths.timedOut);
+  if (starters.length === 0) return false;
+  const alive = () => starters.some((pid) => inspectPid(pid) !== null);
+  await waitUntil(() => told() || !alive(), STARTER_SETTLES_MS);
+  if (told()) return true;
+  return alive() ? null : false;
 }
 
 /** Adds this look to what was seen of the task, and says what was seen: the last moment alive, the first gone, the cgroup emptied. */

@@ -1,5 +1,5 @@
 import type { Incarnation } from "../store/incarnation.ts";
-import { type PlacementName, SCHEMA_VERSION, type TaskRecord } from "../store/record.ts";
+import { type PlacementName, schemaVersionFor, type TaskRecord } from "../store/record.ts";
 import type { CheckedRunSpec } from "./run-spec.ts";
 
 /** What a new record takes from outside the run spec. */
@@ -35,7 +35,7 @@ export function newTaskRecord(spec: CheckedRunSpec, ctx: NewRecordContext): Task
   const timeout = spec.timeoutSeconds;
   const deadlineSeconds = deadlineSecondsOf(spec, ctx.ceilingSeconds);
   return {
-    schemaVersion: SCHEMA_VERSION,
+    schemaVersion: schemaVersionFor("starting"),
     id: ctx.id,
     key: spec.key,
     generation: ctx.generation,

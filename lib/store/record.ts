@@ -1,13 +1,31 @@
 /**
- * The schema version this build writes. A record with a newer one is never overwritten.
+ * The newest schema version this build reads and writes. A record with a
+ * newer one is never overwritten. Each record is written in the oldest
+ * schema that holds it (`schemaVersionFor`), so an older outlive still reads
+ * every record it can understand.
  *
  * @example
  * ```ts
  * import { SCHEMA_VERSION } from "./record.ts";
- * console.log(SCHEMA_VERSION); // 1
+ * console.log(SCHEMA_VERSION); // 2
  * ```
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+
+/**
+ * The schema a record in `state` is written in: 2 for `never_started`
+ * (which an outlive before it does not know: it leaves such a record
+ * untouched, as written by a newer one, instead of calling it corrupt), else 1.
+ *
+ * @example
+ * ```ts
+ * import { schemaVersionFor } from "./record.ts";
+ * console.log(schemaVersionFor("running"), schemaVersionFor("never_started")); // 1 2
+ * ```
+ */
+export function schemaVersionFor(state: TaskState): number {
+  return state === "never_started" ? 2 : 1;
+}
 
 export type TaskState =
   | "starting"
@@ -17,7 +35,8 @@ export type TaskState =
   | "killed"
   | "timed_out"
   | "oom_killed"
-  | "lost";
+  | "lost"
+  | "never_started";
 
 /**
  * The states a task never leaves once it is in one.
@@ -28,7 +47,7 @@ export type TaskState =
  * console.log(TERMINAL_STATES.includes("lost"), TERMINAL_STATES.includes("killing")); // true false
  * ```
  */
-export const TERMINAL_STATES: readonly TaskState[] = ["exited", "killed", "timed_out", "oom_killed", "lost"];
+export const TERMINAL_STATES: readonly TaskState[] = ["exited", "killed", "timed_out", "oom_killed", "lost", "never_started"];
 
 /**
  * Every state a record can hold: the live ones first, then the terminal ones.
@@ -36,7 +55,7 @@ export const TERMINAL_STATES: readonly TaskState[] = ["exited", "killed", "timed
  * @example
  * ```ts
  * import { ALL_STATES } from "./record.ts";
- * console.log(ALL_STATES.join(" ")); // "starting running killing exited killed timed_out oom_killed lost"
+ * console.log(ALL_STATES.join(" ")); // "starting running killing exited killed timed_out oom_killed lost never_started"
  * ```
  */
 export const ALL_STATES: readonly TaskState[] = ["starting", "running", "killing", ...TERMINAL_STATES];

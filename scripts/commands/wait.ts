@@ -18,7 +18,7 @@ export const WAIT_HELP = `usage: outlive wait ID… [--timeout DURATION] [--inte
 
 Waits until the tasks have ended, prints each, and exits with a status:
   0–255  the task exited with that code (so \`outlive wait "$id" && deploy\` does what it says)
-  ${ENDED_WITHOUT_CODE}    it ended without an exit code of its own: killed, timed_out, oom_killed, lost
+  ${ENDED_WITHOUT_CODE}    it ended without an exit code of its own: killed, timed_out, oom_killed, lost, never_started
   ${WAIT_TIMED_OUT}    --timeout passed while it still ran
   1      no such task, no storage, or the storage could not be read (a message on stderr)
 With several ids, each is waited for in the order given (--timeout is one deadline for all) and

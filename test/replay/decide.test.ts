@@ -83,6 +83,21 @@ describe("decideReplay: the decision table", () => {
     expect(decideReplay(record({ state: "starting", pid: null }), evidence({ located: found, marker: code(0) }))).toMatchObject({ state: "exited" });
   });
 
+  it("starting, not found, and nothing of its command ran: never_started with the time run was asked, not lost", () => {
+    const r = record({ state: "starting", pid: null });
+    const d = decideReplay(r, evidence({ commandStarted: false }));
+    expect(d).toMatchObject({ kind: "finish", state: "never_started", exitCode: null });
+    expect(d).toMatchObject({ reason: expect.stringContaining(`before its command ran (requested at ${r.createdAt}`) });
+    // Its command had started, or that cannot be told (a PTY task, a full disk): the spawn did not complete, lost.
+    expect(decideReplay(r, evidence({ commandStarted: true }))).toMatchObject({ state: "lost", reason: expect.stringContaining("spawn did not complete") });
+    expect(decideReplay(r, evidence({ commandStarted: null }))).toMatchObject({ state: "lost", reason: expect.stringContaining("spawn did not complete") });
+    // Found in its place, it runs: adopted, whatever else is said.
+    const found = { pid: 4242, startTime: "99", location: { unit: "outlive-task-t-1.scope" } };
+    expect(decideReplay(r, evidence({ commandStarted: false, located: found }))).toEqual({ kind: "adopt", resumeKill: false, found });
+    // From another boot, what reached the disk proves nothing: the host rebooted.
+    expect(decideReplay(r, evidence({ commandStarted: false, bootIdNow: "boot-b" }))).toMatchObject({ state: "lost", reason: expect.stringContaining("the host rebooted") });
+  });
+
   it("starting from another boot: the host rebooted, not a spawn cut short (live states are not flushed, so `running` may not have reached the disk)", () => {
     const d = decideReplay(record({ state: "starting", pid: null }), evidence({ bootIdNow: "boot-b" }));
     expect(d).toMatchObject({ kind: "finish", state: "lost", exitCode: null, reason: expect.stringContaining("the host rebooted (boot id changed) while it was starting or running") });

@@ -55,3 +55,20 @@ describe("the true-time fields are optional", () => {
     if (before.ok) expect(before.record).toMatchObject({ state: "exited", exitCode: 5 });
   });
 });
+
+describe("never_started, a state the release before it does not know", () => {
+  it("is written in schema 2, which that release leaves untouched as newer instead of calling corrupt; every other end stays schema 1", async () => {
+    const { terminalRecord } = await import("../../lib/end/terminal-record.ts");
+    const starting = JSON.parse(old);
+    const output = { lastOutputAt: null, tail: null, stdoutBytes: 0, stderrBytes: 0 };
+    const never = terminalRecord({ ...starting, state: "starting" }, { state: "never_started", exitCode: null, reason: "never started" }, output as never, "", new Date());
+    expect(never.schemaVersion).toBe(2);
+    const now = parseRecord(JSON.stringify(never));
+    expect(now.ok && now.record.state).toBe("never_started");
+    const before = parseBefore(JSON.stringify(never));
+    expect(before).toMatchObject({ ok: false, problem: { kind: "newer-schema", schemaVersion: 2 } });
+    const lost = terminalRecord({ ...starting, state: "starting" }, { state: "lost", exitCode: null, reason: "spawn did not complete" }, output as never, "", new Date());
+    expect(lost.schemaVersion).toBe(1);
+    expect(parseBefore(JSON.stringify(lost)).ok).toBe(true);
+  });
+});

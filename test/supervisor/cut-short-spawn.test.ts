@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -65,6 +67,65 @@ describe("a spawn cut short before the pid was recorded", () => {
     } finally {
       await second.close();
       process.kill(-task.pgid!, "SIGKILL");
+      rmSync(storage, { recursive: true, force: true });
+    }
+  });
+});
+
+const MOD = join(import.meta.dirname, "..", "..", "dist", "lib", "mod.js");
+
+/**
+ * A supervisor in a process of its own, SIGKILLed at `step` of the spawn of
+ * task "cut" (its `onStep` kills it there, so the moment is exact), as a
+ * daemon's restart would end it; then the next supervisor opens the storage.
+ */
+async function killedAt(step: string, storage: string, placement: string): Promise<Supervisor> {
+  const source = `
+    const { Supervisor } = await import(${JSON.stringify(MOD)});
+    const sup = await Supervisor.open({ storage: ${JSON.stringify(storage)}, placement: ${JSON.stringify(placement)}, control: false,
+      onStep: (id, step) => { if (step === ${JSON.stringify(step)}) process.kill(process.pid, "SIGKILL"); } });
+    await sup.run({ id: "cut", argv: ["sh", "-c", "echo ran; sleep 30"] });
+  `;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", source], { stdio: "ignore" });
+  const [, signal] = await once(child, "exit");
+  expect(signal).toBe("SIGKILL");
+  return await Supervisor.open({ storage, placement: placement as "process-group", control: false, log: () => {} });
+}
+
+describe("a supervisor killed at a step of a spawn", () => {
+  for (const step of ["recorded", "planned"]) {
+    it(`at ${step}: nothing of the command ran, so the next supervisor says never_started, with the time run was asked`, async () => {
+      const storage = mkdtempSync(join(tmpdir(), "outlive-cut-step-"));
+      const second = await killedAt(step, storage, "process-group");
+      try {
+        const done = second.get("cut");
+        expect(done.state).toBe("never_started");
+        expect(done.exitCode).toBeNull();
+        expect(done.reason).toContain(`before its command ran (requested at ${done.createdAt}`);
+        expect(done.schemaVersion).toBe(2);
+        // Stored so, not only decided: a third look reads the same.
+        const onDisk = JSON.parse(readFileSync(join(storage, "tasks", "cut", "record.json"), "utf8"));
+        expect(onDisk).toMatchObject({ state: "never_started", schemaVersion: 2 });
+      } finally {
+        await second.close();
+        rmSync(storage, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it("at forked, in a process group: the wrapper ran on, so its command started; lost (not findable), never never_started", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-cut-step-"));
+    // The wrapper has its own session: the supervisor's SIGKILL does not reach it, and it writes the command's pid.
+    const second = await killedAt("forked", storage, "process-group");
+    const commandPid = join(storage, "tasks", "cut", "io", "command-pid");
+    try {
+      const done = second.get("cut");
+      expect(done.state).toBe("lost");
+      expect(done.reason).toContain("spawn did not complete");
+    } finally {
+      await second.close();
+      const pid = Number(readFileSync(commandPid, "utf8"));
+      if (pid > 0) process.kill(-Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[2]), "SIGKILL");
       rmSync(storage, { recursive: true, force: true });
     }
   });

@@ -20,6 +20,7 @@ const FATES: Record<string, { color: string; glyph: "circle" | "cross" | "diamon
   timed_out: { color: "#6a1b9a", glyph: "diamond" },
   oom_killed: { color: "#8d6e63", glyph: "square" },
   lost: { color: "#616161", glyph: "triangle" },
+  never_started: { color: "#9e9e9e", glyph: "square" },
 };
 const OPEN = { color: "#1565c0", glyph: "arrow" as const };
 
