@@ -144,8 +144,9 @@ export async function runScenarioIn(
         const rebootStarted = Date.now();
         log(`${name} on ${suite}: ${how} reboot requested; rebooting`);
         const seenAt = Date.now();
-        const { issuedAt } = await container.reboot(how, options.rebootTimeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS);
-        rebootFacts = { how, requestSeenAt: new Date(seenAt).toISOString(), issuedAt: new Date(issuedAt).toISOString(), backAfterMs: Date.now() - issuedAt };
+        const { issuedAt, resets } = await container.reboot(how, options.rebootTimeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS);
+        for (const reset of resets) log(`${name} on ${suite}: ${reset}`);
+        rebootFacts = { how, requestSeenAt: new Date(seenAt).toISOString(), issuedAt: new Date(issuedAt).toISOString(), backAfterMs: Date.now() - issuedAt, ...(resets.length ? { resetsAfterStall: resets } : {}) };
         log(`${name} on ${suite}: back from the ${how} reboot in ${((Date.now() - rebootStarted) / 1000).toFixed(1)} s`);
         driverOutput = `${(await Promise.race([steps, new Promise<{ output: string }>((r) => setTimeout(() => r({ output: "" }), 1_000))])).output}\n--- after the reboot ---\n`;
         for (const disk of disks) await mountDiskStorage(container, disk, false);

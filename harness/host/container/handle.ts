@@ -106,15 +106,16 @@ export class ContainerHandle {
   /**
    * Reboots the machine (`power-cut` or `clean`) and waits until systemd and
    * the user manager are running again; `info.readiness` is then the new
-   * boot's, and `issuedAt` when the reset or reboot was sent. Throws `bad-option` on an engine that cannot.
+   * boot's, `issuedAt` when the reset or reboot was sent, and `resets` why
+   * any further reset was needed (a new boot that stalled). Throws `bad-option` on an engine that cannot.
    */
-  async reboot(how: RebootHow, timeoutMs: number): Promise<{ readiness: Readiness; issuedAt: number }> {
+  async reboot(how: RebootHow, timeoutMs: number): Promise<{ readiness: Readiness; issuedAt: number; resets: string[] }> {
     if (!this.machine.reboot) throw new ContainerError("bad-option", `the ${this.info.engine} engine cannot reboot its machine (only --engine vm can)`);
     const started = Date.now();
-    const { issuedAt } = await this.machine.reboot(how, timeoutMs);
+    const { issuedAt, resets = [] } = await this.machine.reboot(how, timeoutMs);
     const readiness = await waitUntilReady(this.machine, this.info.uid, Math.max(10_000, timeoutMs - (Date.now() - started)), started);
     this.info.readiness = readiness;
-    return { readiness, issuedAt };
+    return { readiness, issuedAt, resets };
   }
 
   /** `exec(["/bin/sh", "-c", script])`, for the many small checks scenarios make. */

@@ -51,9 +51,10 @@ export interface Machine {
    * Reboots the machine (only engines with a kernel of their own: vm) and
    * resolves once it answers again from its next boot, with the host's
    * folders shared again; systemd may not be up yet (the caller waits for it).
-   * `issuedAt`: when the reset or the reboot was sent (epoch ms).
+   * `issuedAt`: when the reset or the reboot was sent (epoch ms); `resets`:
+   * why each further reset was sent, when the new boot stalled (none as a rule).
    */
-  reboot?(how: RebootHow, timeoutMs: number): Promise<{ issuedAt: number }>;
+  reboot?(how: RebootHow, timeoutMs: number): Promise<{ issuedAt: number; resets?: string[] }>;
   /** The machine's console as logged so far (the vm engine's serial console: every boot, the shutdowns between), where there is one. */
   consoleLog?(): string;
 }

@@ -1,5 +1,5 @@
 import { basename, dirname, join } from "node:path";
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { isSameProcess, type ProcessIdentity } from "../../../lib/proc/identity.ts";
 import type { CommandResult } from "./command.ts";
 import { ContainerError } from "./errors.ts";
@@ -13,6 +13,7 @@ import { qmpCommand } from "./vm-qmp.ts";
 import { consoleSaid, launchQemu, makeOverlay, NODE_DIR_INSIDE, qemuArgv, qemuSaid, type Share, type VmPaths, vmPaths, vmShares } from "./vm-boot.ts";
 import { ensureGuestImage } from "./vm-image.ts";
 import { type AccelChoice, type AccelOption, chooseAccel, DEFAULT_QEMU } from "./vm-probe.ts";
+import { lastConsoleLine, stallDecision } from "./vm-stall.ts";
 import { stopVm } from "./vm-teardown.ts";
 
 export interface VmState extends CommonState {
@@ -269,11 +270,12 @@ export class VmMachine implements Machine {
    * action becomes a reset. Resolves once the guest agent answers from a new
    * boot (another boot id) and the shares are mounted again.
    */
-  async reboot(how: RebootHow, timeoutMs: number): Promise<{ issuedAt: number }> {
+  async reboot(how: RebootHow, timeoutMs: number): Promise<{ issuedAt: number; resets: string[] }> {
     const deadline = Date.now() + timeoutMs;
     const before = await this.bootId();
     if (before === "") throw new ContainerError("not-running", `vm ${this.name}: no boot id from the guest before the reboot`);
     await qmpCommand(this.state.paths.qmp, "set-action", 10_000, { reboot: "reset" });
+    const consoleAt = this.consoleSize();
     const issuedAt = Date.now();
     if (how === "power-cut") {
       await qmpCommand(this.state.paths.qmp, "system_reset", 10_000);
@@ -282,6 +284,9 @@ export class VmMachine implements Machine {
       await this.enter(["systemctl", "reboot"], { timeoutMs: 10_000 });
     }
     this.dropAgent();
+    const resets: string[] = [];
+    let size = this.consoleSize();
+    let quietSince = Date.now();
     for (;;) {
       if (!isSameProcess(this.state.qemu)) {
         throw new ContainerError("boot-failed", `qemu exited during the ${how} reboot${consoleSaid(this.state.paths) ? `: ${consoleSaid(this.state.paths)}` : ""}`, [this.state.paths.console]);
@@ -289,14 +294,45 @@ export class VmMachine implements Machine {
       const now = await this.bootId(2_000).catch(() => "");
       if (now !== "" && now !== before) break;
       this.dropAgent();
-      if (Date.now() >= deadline) {
+      const grown = this.consoleSize();
+      if (grown !== size) [size, quietSince] = [grown, Date.now()];
+      const since = this.consoleSince(consoleAt);
+      const stalled = stallDecision({ how, consoleSince: since, quietSince, now: Date.now(), extraResets: resets.length });
+      if (stalled === "reset") {
+        // The guest hung in its new boot before anything of the scenario ran in it: reset it once more (the monitor must answer).
+        const why = `the guest's console was silent for ${Math.round((Date.now() - quietSince) / 1000)} s after "${lastConsoleLine(since)}"`;
+        await qmpCommand(this.state.paths.qmp, "system_reset", 10_000).catch((error: Error) => {
+          throw new ContainerError("boot-failed", `vm ${this.name}: ${why}, and qemu's monitor did not take a reset (${error.message})`, keepConsole(this.state.paths));
+        });
+        resets.push(`${why}: reset again`);
+        quietSince = Date.now();
+      }
+      if (Date.now() >= deadline || stalled === "give-up") {
         // The console goes with the run at teardown: a copy beside it stays for a person to read.
-        throw new ContainerError("boot-failed", `vm ${this.name} did not come back from the ${how} reboot within ${timeoutMs / 1000} s (last on the console: ${consoleSaid(this.state.paths) || "nothing"})`, keepConsole(this.state.paths));
+        const monitor = await qmpCommand(this.state.paths.qmp, "query-status", 5_000).then((s) => `qemu's monitor says ${(s as { status?: string }).status}`, (error: Error) => `qemu's monitor does not answer (${error.message})`);
+        throw new ContainerError("boot-failed", `vm ${this.name} did not come back from the ${how} reboot within ${Math.round((Date.now() - issuedAt) / 1000)} s${resets.length ? ` and ${resets.length} more reset(s)` : ""}; ${monitor} (last on the console: "${lastConsoleLine(since) || "nothing"}"; ${consoleSaid(this.state.paths) || "no complaint"})`, keepConsole(this.state.paths));
       }
       await new Promise((r) => setTimeout(r, 500));
     }
     await this.mountSharesWithin(Math.max(0, deadline - Date.now()));
-    return { issuedAt };
+    return { issuedAt, resets };
+  }
+
+  private consoleSize(): number {
+    try {
+      return statSync(this.state.paths.console).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** The console written from byte `offset` on, as text. */
+  private consoleSince(offset: number): string {
+    try {
+      return readFileSync(this.state.paths.console).subarray(offset).toString("utf8");
+    } catch {
+      return "";
+    }
   }
 
   consoleLog(): string {

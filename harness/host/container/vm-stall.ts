@@ -1,0 +1,51 @@
+import type { RebootHow } from "./machine.ts";
+
+/**
+ * How long a rebooting guest's console may stay silent before the boot is
+ * taken for stalled. A healthy boot under TCG, two guests on two busy cores,
+ * was silent for at most 8 s at a time (measured across a power cut of each
+ * suite side by side); a boot that hung after a reset (seen once in CI, its
+ * console ending at the second CPU's bring-up) never spoke again.
+ */
+export const STALL_MS = 45_000;
+/** Resets sent after the first, at most, before the reboot is given up on. */
+export const MAX_EXTRA_RESETS = 2;
+
+export interface RebootProgress {
+  how: RebootHow;
+  /** The console written since the reboot was sent. */
+  consoleSince: string;
+  /** Since when the console has not grown (epoch ms). */
+  quietSince: number;
+  now: number;
+  /** Resets sent after the first so far. */
+  extraResets: number;
+}
+
+/**
+ * Pure: what to do about a reboot whose guest has not answered from its new
+ * boot yet. `wait` while the console speaks (or has been quiet less than
+ * STALL_MS); `reset` once it has been quiet that long after the new kernel
+ * began (a power cut may be repeated: nothing of outlive's has run in the
+ * new boot yet, and the old boot's writes were already cut off); `give-up`
+ * once the resets are spent. A clean reboot is never reset while its
+ * shutdown may still run (no new kernel on the console yet): that would
+ * turn it into a power cut and its checks would read the wrong end.
+ */
+export function stallDecision(p: RebootProgress): "wait" | "reset" | "give-up" {
+  if (p.now - p.quietSince < STALL_MS) return "wait";
+  if (p.how === "clean" && !newKernelBegan(p.consoleSince)) return "wait";
+  return p.extraResets < MAX_EXTRA_RESETS ? "reset" : "give-up";
+}
+
+/** Whether a console text shows a kernel starting (its banner). */
+export function newKernelBegan(console: string): boolean {
+  return /^\[\s*0\.0+\] Linux version /m.test(console);
+}
+
+/** Pure: the last line the console printed (escapes and timestamps taken off), for a person reading why a boot stalled. */
+export function lastConsoleLine(console: string): string {
+  // eslint-disable-next-line no-control-regex
+  const lines = console.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").split(/\r?\n/).map((l) => l.replace(/^\[\s*[\d.]+\]\s*/, "").trim()).filter(Boolean);
+  return (lines.at(-1) ?? "").slice(0, 200);
+}
