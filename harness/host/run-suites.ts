@@ -48,33 +48,53 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
   const fixed = engine !== "auto" && !ENGINES[engine].bootsSuite ? engine : null;
   const suites: (Suite | "host")[] = fixed ? ["host"] : options.suites;
   for (const suite of suites) {
-    const failAll = (verdict: "skip" | "fail", why: string) => {
-      for (const t of targets) results.push({ name: t.name, suite, systemd: null, verdict, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) });
+    const failAll = (verdict: "skip" | "fail", why: string, left: RunTarget[] = targets) => {
+      for (const t of left) results.push({ name: t.name, suite, systemd: null, verdict, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) });
     };
     if (cannot) {
       log(`skipping every scenario on ${suite}: ${cannot}`);
       failAll("skip", cannot);
       continue;
     }
+    const boot = async (): Promise<ContainerHandle> => {
+      const bootStart = Date.now();
+      const c = await bootContainer(suite === "host" ? { ...options.container } : { ...options.container, suite });
+      log(`${suite}: ${c.info.engine} ${c.info.name} up in ${((Date.now() - bootStart) / 1000).toFixed(1)} s (systemd ${c.info.readiness.systemdVersion})`);
+      return c;
+    };
     let container: ContainerHandle;
-    const bootStart = Date.now();
     try {
-      container = await bootContainer(suite === "host" ? { ...options.container } : { ...options.container, suite });
+      container = await boot();
     } catch (error) {
       const { line, exitCode } = describeFailure(error);
       log(line);
       failAll(exitCode === 77 ? "skip" : "fail", line);
       continue;
     }
-    log(`${suite}: ${container.info.engine} ${container.info.name} up in ${((Date.now() - bootStart) / 1000).toFixed(1)} s (systemd ${container.info.readiness.systemdVersion})`);
     const stopOnSignal = () => {
       void container.teardown().finally(() => process.exit(130));
     };
     process.once("SIGINT", stopOnSignal);
     process.once("SIGTERM", stopOnSignal);
     const scale = options.timeScale ?? machineTimeScale(container);
+    let tornDown = false;
     try {
-      for (const t of targets) {
+      for (const [i, t] of targets.entries()) {
+        // A scenario that left its machine unanswering (a reboot that never came back) fails alone: the next gets a new machine.
+        if (i > 0 && !(await answers(container))) {
+          log(`${suite}: ${container.info.name} no longer answers; booting a new machine for the scenarios left`);
+          const down = await container.teardown();
+          if (!down.clean) log(`${suite}: teardown left ${JSON.stringify(down.leftovers)}`);
+          try {
+            container = await boot();
+          } catch (error) {
+            const { line } = describeFailure(error);
+            log(line);
+            failAll("fail", line, targets.slice(i));
+            tornDown = true;
+            break;
+          }
+        }
         const run = scale === 1 ? t.run : { ...t.run, params: { [TIME_SCALE_PARAM]: String(scale), ...t.run?.params } };
         // One scenario that cannot even start fails alone, with one line; the others still run, the container still goes.
         results.push(await runScenarioIn(container, t.name, log, run).catch((error) => {
@@ -86,11 +106,18 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
     } finally {
       process.off("SIGINT", stopOnSignal);
       process.off("SIGTERM", stopOnSignal);
-      const down = await container.teardown();
-      if (!down.clean) log(`${suite}: teardown left ${JSON.stringify(down.leftovers)}`);
+      const down = tornDown ? null : await container.teardown();
+      if (down && !down.clean) log(`${suite}: teardown left ${JSON.stringify(down.leftovers)}`);
     }
   }
   return results;
+}
+
+/** Whether a machine still runs and takes a command, within a bound. */
+async function answers(container: ContainerHandle): Promise<boolean> {
+  if (!(await container.machine.isAlive())) return false;
+  const r = await container.machine.enter(["true"], { timeoutMs: 30_000 }).catch(() => null);
+  return r?.exitCode === 0;
 }
 
 /** A vm under TCG is the one machine known to be slow; everything else runs at a container's pace. */
