@@ -132,6 +132,7 @@ export async function runScenarioIn(
       // The steps end by asking for the reboot (a file in the run dir, which the host sees at once); the driver
       // running them never returns: the reboot ends it. The steps after the reboot run in a driver of their own.
       const request = join(runDir, REBOOT_FILES.request);
+      await container.prepareReboot();
       const steps = container.exec(driverArgv("steps"), { user: true, timeoutMs }).then(
         (r) => ({ output: r.stdout + r.stderr, exit: r.exitCode as number | null }),
         (e: Error) => ({ output: `the driver could not be run: ${e.message}`, exit: null }),

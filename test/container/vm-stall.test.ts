@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lastConsoleLine, MAX_EXTRA_RESETS, newKernelBegan, STALL_MS, stallDecision } from "../../harness/host/container/vm-stall.ts";
+import { agentStarted, lastConsoleLine, MAX_EXTRA_RESETS, newKernelBegan, STALL_MS, stallDecision } from "../../harness/host/container/vm-stall.ts";
 
 // The tail of a console that hung after a reset, as CI saw it on bookworm (the new kernel began, then nothing).
 const HUNG = [
@@ -29,6 +29,15 @@ describe("stallDecision", () => {
   it("never resets a clean reboot before its new kernel began (the shutdown may still run)", () => {
     expect(at(STALL_MS * 3, 0, "clean", SHUTTING_DOWN)).toBe("wait");
     expect(at(STALL_MS, 0, "clean", HUNG)).toBe("reset");
+  });
+
+  it("never resets a boot that got as far as its guest agent (a booted guest's console falls silent; the channel is what failed)", () => {
+    const booted = `${HUNG}[  OK  ] Started qemu-guest-agent.service - QEMU Guest Agent.\n[  OK  ] Started user@1000.service - User Manager for UID 1000.\n`;
+    expect(at(STALL_MS * 4, 0, "power-cut", booted)).toBe("wait");
+    // The agent of the boot before the cut does not count: only the last boot's.
+    const before = `[  OK  ] Started qemu-guest-agent.service - QEMU Guest Agent.\n${HUNG}`;
+    expect(agentStarted(before)).toBe(false);
+    expect(at(STALL_MS, 0, "power-cut", before)).toBe("reset");
   });
 
   it("a power cut's silent guest is reset even with no kernel banner yet (it hung in the firmware)", () => {

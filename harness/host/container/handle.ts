@@ -118,6 +118,11 @@ export class ContainerHandle {
     return { readiness, issuedAt, resets };
   }
 
+  /** Readies a reboot that is to come (see Machine.prepareReboot); a no-op on an engine with nothing to ready. */
+  async prepareReboot(): Promise<void> {
+    await this.machine.prepareReboot?.();
+  }
+
   /** `exec(["/bin/sh", "-c", script])`, for the many small checks scenarios make. */
   shell(script: string, options: ExecOptions = {}): Promise<ExecResult> {
     return this.exec(["/bin/sh", "-c", script], options);

@@ -55,6 +55,12 @@ export interface Machine {
    * why each further reset was sent, when the new boot stalled (none as a rule).
    */
   reboot?(how: RebootHow, timeoutMs: number): Promise<{ issuedAt: number; resets?: string[] }>;
+  /**
+   * Does ahead what a reboot needs before it can send the reset (reads the
+   * boot id it compares against, sets the machine's reboot action), so that
+   * a reboot asked for later is sent within moments of the ask.
+   */
+  prepareReboot?(): Promise<void>;
   /** The machine's console as logged so far (the vm engine's serial console: every boot, the shutdowns between), where there is one. */
   consoleLog?(): string;
 }

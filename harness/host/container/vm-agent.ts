@@ -94,6 +94,11 @@ export class GuestAgent {
     }
   }
 
+  /** How long the connection has heard nothing (0 with none open): a guest agent that runs answers within moments. */
+  silentMs(now = Date.now()): number {
+    return this.socket && !this.socket.closed ? now - this.socket.lastHeardAt : 0;
+  }
+
   /** Ends this client for good; a new one is made for the next connection. */
   close(): void {
     this.ended = true;

@@ -71,6 +71,9 @@ export function vmShares(options: Pick<ResolvedOptions, "projectDir" | "nodePath
   return shares;
 }
 
+/** The guest agent's chardev, as qemu's monitor names it. */
+export const AGENT_CHARDEV = "qga0";
+
 /** The kernel's command line: Debian's kernel on the raw ext4 disk, the console on the serial port, pure cgroup v2. */
 export function kernelCommandLine(): string {
   // panic=-1 with -no-reboot: a guest that cannot mount its root ends qemu at once instead of waiting out the boot bound.
@@ -93,8 +96,8 @@ export function qemuArgv(options: Pick<ResolvedOptions, "qemuCommand" | "vmMemor
     // The machine protocol only; the human monitor (which can run host commands) is not offered anywhere.
     "-qmp", `unix:${paths.qmp},server=on,wait=off`,
     "-device", "virtio-serial",
-    "-chardev", `socket,path=${paths.agent},server=on,wait=off,id=qga0`,
-    "-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0",
+    "-chardev", `socket,path=${paths.agent},server=on,wait=off,id=${AGENT_CHARDEV}`,
+    "-device", `virtserialport,chardev=${AGENT_CHARDEV},name=org.qemu.guest_agent.0`,
     ...shares.flatMap((s) => [
       "-virtfs",
       `local,path=${s.host},mount_tag=${s.tag},security_model=${s.readonly ? "none" : "mapped-xattr"}${s.readonly ? ",readonly=on" : ""}`,

@@ -14,6 +14,8 @@ export class JsonLineSocket {
   private waiter: ((m: Message) => void) | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private closedWhy: string | null = null;
+  /** When this connection last heard anything (epoch ms), or when it was made. */
+  lastHeardAt = Date.now();
 
   private constructor(private readonly socket: Socket, readonly path: string) {
     socket.setEncoding("latin1");
@@ -47,6 +49,7 @@ export class JsonLineSocket {
   }
 
   private onData(chunk: string): void {
+    this.lastHeardAt = Date.now();
     // The guest agent marks a guest-sync-delimited answer with a 0xFF byte; it is no part of the JSON.
     this.buffer += chunk.replaceAll("\xff", "");
     for (;;) {

@@ -4,8 +4,10 @@ import type { RebootHow } from "./machine.ts";
  * How long a rebooting guest's console may stay silent before the boot is
  * taken for stalled. A healthy boot under TCG, two guests on two busy cores,
  * was silent for at most 8 s at a time (measured across a power cut of each
- * suite side by side); a boot that hung after a reset (seen once in CI, its
- * console ending at the second CPU's bring-up) never spoke again.
+ * suite side by side); a boot that hangs never speaks again. None has been
+ * seen for sure: CI's two reboots that never came back had booted, and it was
+ * the agent's channel that had gone deaf (see VmMachine.dropAgentIfDeaf).
+ * This is the backstop for a kernel that does hang under a loaded TCG.
  */
 export const STALL_MS = 45_000;
 /** Resets sent after the first, at most, before the reboot is given up on. */
@@ -25,8 +27,8 @@ export interface RebootProgress {
 /**
  * Pure: what to do about a reboot whose guest has not answered from its new
  * boot yet. `wait` while the console speaks (or has been quiet less than
- * STALL_MS); `reset` once it has been quiet that long after the new kernel
- * began (a power cut may be repeated: nothing of outlive's has run in the
+ * STALL_MS, or its boot got as far as the guest agent); `reset` once it has
+ * been quiet that long after the new kernel began (a power cut may be repeated: nothing of outlive's has run in the
  * new boot yet, and the old boot's writes were already cut off); `give-up`
  * once the resets are spent. A clean reboot is never reset while its
  * shutdown may still run (no new kernel on the console yet): that would
@@ -35,7 +37,15 @@ export interface RebootProgress {
 export function stallDecision(p: RebootProgress): "wait" | "reset" | "give-up" {
   if (p.now - p.quietSince < STALL_MS) return "wait";
   if (p.how === "clean" && !newKernelBegan(p.consoleSince)) return "wait";
+  // A boot that got as far as its guest agent has stalled nowhere: a fully booted guest's console falls silent.
+  if (agentStarted(p.consoleSince)) return "wait";
   return p.extraResets < MAX_EXTRA_RESETS ? "reset" : "give-up";
+}
+
+/** Whether the last boot on a console got as far as starting its guest agent (systemd's status line). */
+export function agentStarted(console: string): boolean {
+  const banner = console.lastIndexOf("] Linux version ");
+  return /Started .*qemu-guest-agent/.test(banner < 0 ? console : console.slice(banner));
 }
 
 /** Whether a console text shows a kernel starting (its banner). */

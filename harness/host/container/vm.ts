@@ -10,7 +10,7 @@ import type { Log } from "./rootfs.ts";
 import { commonState, type CommonState, saveState } from "./state.ts";
 import { GuestAgent } from "./vm-agent.ts";
 import { qmpCommand } from "./vm-qmp.ts";
-import { consoleSaid, launchQemu, makeOverlay, NODE_DIR_INSIDE, qemuArgv, qemuSaid, type Share, type VmPaths, vmPaths, vmShares } from "./vm-boot.ts";
+import { AGENT_CHARDEV, consoleSaid, launchQemu, makeOverlay, NODE_DIR_INSIDE, qemuArgv, qemuSaid, type Share, type VmPaths, vmPaths, vmShares } from "./vm-boot.ts";
 import { ensureGuestImage } from "./vm-image.ts";
 import { type AccelChoice, type AccelOption, chooseAccel, DEFAULT_QEMU } from "./vm-probe.ts";
 import { lastConsoleLine, stallDecision } from "./vm-stall.ts";
@@ -31,6 +31,8 @@ export interface VmState extends CommonState {
 
 /** Default bound on a boot: Debian under TCG on two shared cores takes 30–60 s to a ready user manager. */
 const VM_BOOT_TIMEOUT_MS = 240_000;
+/** How long an open agent connection may hear nothing before it is taken for deaf and made afresh (see dropAgentIfDeaf). */
+const AGENT_DEAF_MS = 30_000;
 const VM_TOOLS: readonly ToolNeed[] = [["qemu-img", "qemu-utils"], ["mkfs.ext4", "e2fsprogs"], ["debootstrap", "debootstrap"]];
 /** A clean PATH inside: the guest agent's own environment is not the one a login has. */
 const INSIDE_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -154,6 +156,8 @@ export class VmMachine implements Machine {
   readonly engine = "vm" as const;
   readonly state: VmState;
   private agentClient: GuestAgent | null = null;
+  /** The boot id read by prepareReboot, until the reboot it readied. */
+  private armedBootId: string | null = null;
 
   constructor(state: VmState) {
     this.state = state;
@@ -168,17 +172,27 @@ export class VmMachine implements Machine {
     return this.agentClient;
   }
 
-  /**
-   * Ends the agent client, so that the next request connects afresh. Used
-   * only while waiting for a guest to come up, when nothing else is asking:
-   * a connection made before the guest opened its port can stay deaf for
-   * good (after one power cut in about seven on trixie, every request on it
-   * went unanswered for minutes while the guest and its agent ran), and a
-   * new connection is answered at once.
-   */
+  /** Ends the agent client, so that the next request connects afresh (teardown, and a connection gone deaf). */
   private dropAgent(): void {
     this.agentClient?.close();
     this.agentClient = null;
+  }
+
+  /**
+   * Drops the agent's connection only once it has heard nothing for
+   * AGENT_DEAF_MS, never right after a request that timed out. A client that
+   * gave up on each unanswered try after 2 s and connected afresh saw a new
+   * boot never answer (bookworm in CI; trixie through two more resets, each
+   * boot with its agent started). By qemu 7.2's code, a virtio-serial port
+   * whose write meets a client that has just closed can stay throttled until
+   * the next disconnect (a flood of answers cut off by a close did not
+   * reproduce it here: a reading, not a measurement). A connection kept open
+   * is never written to closed; one silent this long is closed while nothing
+   * is on its way, and the next is made afresh, which also cures the older
+   * failure (one connection kept deaf through a trixie power cut).
+   */
+  private dropAgentIfDeaf(): void {
+    if ((this.agentClient?.silentMs() ?? 0) >= AGENT_DEAF_MS) this.dropAgent();
   }
 
   /** Until the guest agent answers (udev starts it once the virtio-serial port is seen), or qemu exits, or the bound passes. */
@@ -193,7 +207,7 @@ export class VmMachine implements Machine {
         await this.agent().sync(2_000);
         return;
       } catch {
-        this.dropAgent();
+        this.dropAgentIfDeaf();
         if (Date.now() >= deadline) {
           throw new ContainerError("boot-failed", `the guest agent did not answer within ${timeoutMs / 1000} s (last on the console: ${consoleSaid(this.state.paths) || "nothing"})`, [this.state.paths.console]);
         }
@@ -272,9 +286,9 @@ export class VmMachine implements Machine {
    */
   async reboot(how: RebootHow, timeoutMs: number): Promise<{ issuedAt: number; resets: string[] }> {
     const deadline = Date.now() + timeoutMs;
-    const before = await this.bootId();
-    if (before === "") throw new ContainerError("not-running", `vm ${this.name}: no boot id from the guest before the reboot`);
-    await qmpCommand(this.state.paths.qmp, "set-action", 10_000, { reboot: "reset" });
+    if (this.armedBootId === null) await this.prepareReboot();
+    const before = this.armedBootId!;
+    this.armedBootId = null;
     const consoleAt = this.consoleSize();
     const issuedAt = Date.now();
     if (how === "power-cut") {
@@ -283,7 +297,7 @@ export class VmMachine implements Machine {
       // systemctl returns once the job is queued; the agent may be stopped before it answers.
       await this.enter(["systemctl", "reboot"], { timeoutMs: 10_000 });
     }
-    this.dropAgent();
+    // The agent's connection stays open across the reboot (see dropAgentIfDeaf): the new boot's agent answers on it.
     const resets: string[] = [];
     let size = this.consoleSize();
     let quietSince = Date.now();
@@ -293,7 +307,7 @@ export class VmMachine implements Machine {
       }
       const now = await this.bootId(2_000).catch(() => "");
       if (now !== "" && now !== before) break;
-      this.dropAgent();
+      this.dropAgentIfDeaf();
       const grown = this.consoleSize();
       if (grown !== size) [size, quietSince] = [grown, Date.now()];
       const since = this.consoleSince(consoleAt);
@@ -309,13 +323,25 @@ export class VmMachine implements Machine {
       }
       if (Date.now() >= deadline || stalled === "give-up") {
         // The console goes with the run at teardown: a copy beside it stays for a person to read.
-        const monitor = await qmpCommand(this.state.paths.qmp, "query-status", 5_000).then((s) => `qemu's monitor says ${(s as { status?: string }).status}`, (error: Error) => `qemu's monitor does not answer (${error.message})`);
+        const monitor = await this.monitorSays();
         throw new ContainerError("boot-failed", `vm ${this.name} did not come back from the ${how} reboot within ${Math.round((Date.now() - issuedAt) / 1000)} s${resets.length ? ` and ${resets.length} more reset(s)` : ""}; ${monitor} (last on the console: "${lastConsoleLine(since) || "nothing"}"; ${consoleSaid(this.state.paths) || "no complaint"})`, keepConsole(this.state.paths));
       }
       await new Promise((r) => setTimeout(r, 500));
     }
     await this.mountSharesWithin(Math.max(0, deadline - Date.now()));
     return { issuedAt, resets };
+  }
+
+  /** What qemu's monitor says of the machine and of the agent's channel, for a person reading why a reboot was given up. */
+  private async monitorSays(): Promise<string> {
+    try {
+      const status = (await qmpCommand(this.state.paths.qmp, "query-status", 5_000)) as { status?: string };
+      const chardevs = (await qmpCommand(this.state.paths.qmp, "query-chardev", 5_000)) as Array<{ label: string; filename: string; "frontend-open": boolean }>;
+      const agent = chardevs.find((c) => c.label === AGENT_CHARDEV);
+      return `qemu's monitor says ${status.status}, the agent's channel ${agent ? `${agent.filename.startsWith("disconnected:") ? "has no client" : "has a client"} and the guest has ${agent["frontend-open"] ? "opened" : "not opened"} its port` : "is not listed"}`;
+    } catch (error) {
+      return `qemu's monitor does not answer (${(error as Error).message})`;
+    }
   }
 
   private consoleSize(): number {
@@ -333,6 +359,20 @@ export class VmMachine implements Machine {
     } catch {
       return "";
     }
+  }
+
+  /**
+   * Reads the boot id the reboot compares against and makes the machine's
+   * reboot action a reset, ahead of the ask: a power cut must come within a
+   * second of the writes under test, and each agent round trip costs tens of
+   * milliseconds under TCG (hundreds on a loaded host; one run took 1.1 s
+   * from ask to reset with both done after the ask).
+   */
+  async prepareReboot(): Promise<void> {
+    const id = await this.bootId();
+    if (id === "") throw new ContainerError("not-running", `vm ${this.name}: no boot id from the guest before the reboot`);
+    await qmpCommand(this.state.paths.qmp, "set-action", 10_000, { reboot: "reset" });
+    this.armedBootId = id;
   }
 
   consoleLog(): string {
