@@ -1,4 +1,4 @@
-import { bootContainer, cannotRunHereReason, type ContainerHandle, type ContainerOptions, describeFailure, ENGINES, type Suite } from "./container/mod.ts";
+import { bootContainer, cannotRunHereReason, type ContainerHandle, type ContainerOptions, describeFailure, ENGINES, resolveOptions, stopBooting, type Suite } from "./container/mod.ts";
 import { type RunInOptions, runScenarioIn, type ScenarioResult } from "./run-in.ts";
 import { formatTable } from "../shared/table.ts";
 import { TCG_TIME_SCALE, TIME_SCALE_PARAM, timeScaleOf } from "../shared/time-scale.ts";
@@ -56,26 +56,37 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
       failAll("skip", cannot);
       continue;
     }
+    // A signal ends what runs: the machine booted, or the one still booting (found by the name fixed here).
+    let current: ContainerHandle | null = null;
+    let booting: (ContainerOptions & { name: string }) | null = null;
+    const stopOnSignal = () => {
+      void (current ? current.teardown() : booting ? stopBooting(booting) : Promise.resolve()).finally(() => process.exit(130));
+    };
+    process.once("SIGINT", stopOnSignal);
+    process.once("SIGTERM", stopOnSignal);
     const boot = async (): Promise<ContainerHandle> => {
       const bootStart = Date.now();
-      const c = await bootContainer(suite === "host" ? { ...options.container } : { ...options.container, suite });
-      log(`${suite}: ${c.info.engine} ${c.info.name} up in ${((Date.now() - bootStart) / 1000).toFixed(1)} s (systemd ${c.info.readiness.systemdVersion})`);
-      return c;
+      const bootOptions = suite === "host" ? { ...options.container } : { ...options.container, suite };
+      booting = { ...bootOptions, name: resolveOptions(bootOptions).name };
+      try {
+        current = await bootContainer(booting);
+      } finally {
+        booting = null;
+      }
+      log(`${suite}: ${current.info.engine} ${current.info.name} up in ${((Date.now() - bootStart) / 1000).toFixed(1)} s (systemd ${current.info.readiness.systemdVersion})`);
+      return current;
     };
     let container: ContainerHandle;
     try {
       container = await boot();
     } catch (error) {
+      process.off("SIGINT", stopOnSignal);
+      process.off("SIGTERM", stopOnSignal);
       const { line, exitCode } = describeFailure(error);
       log(line);
       failAll(exitCode === 77 ? "skip" : "fail", line);
       continue;
     }
-    const stopOnSignal = () => {
-      void container.teardown().finally(() => process.exit(130));
-    };
-    process.once("SIGINT", stopOnSignal);
-    process.once("SIGTERM", stopOnSignal);
     const scale = options.timeScale ?? machineTimeScale(container);
     let tornDown = false;
     try {
@@ -84,6 +95,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
         if (i > 0 && !(await answers(container))) {
           log(`${suite}: ${container.info.name} no longer answers; booting a new machine for the scenarios left`);
           const down = await container.teardown();
+          current = null;
           if (!down.clean) log(`${suite}: teardown left ${JSON.stringify(down.leftovers)}`);
           try {
             container = await boot();

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -74,5 +75,36 @@ describe.skipIf(vmMissing !== null)("--engine vm: real boots under qemu", () => 
     expect(isSameProcess(state.qemu)).toBe(false);
     expect(processesNaming(state.runDir)).toEqual([]);
     expect(existsSync(state.runDir)).toBe(false);
+  }, 10 * 60_000);
+
+  it("a scenario run that gets SIGTERM while its machine still boots ends that machine too (its handle did not exist yet)", async () => {
+    const runs = join(resolveOptions({ engine: "vm" }).cacheDir, "runs");
+    const before = new Set(existsSync(runs) ? readdirSync(runs) : []);
+    // The CLI in a process of its own, as a person (or CI's timeout) would end it.
+    const child = spawn(process.execPath, [join(projectRoot(), "dist", "harness", "run-scenarios.js"), "restart-adopt", "--engine", "vm", "--systemd", "252"], { stdio: "ignore" });
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    // Its machine appears with qemu's pid in its state well before the guest answers (a boot takes tens of seconds).
+    let qemu: { pid: number; startTime: string } | null = null;
+    let runDir = "";
+    for (const end = Date.now() + 120_000; Date.now() < end && qemu === null;) {
+      for (const name of existsSync(runs) ? readdirSync(runs) : []) {
+        if (before.has(name) || !name.includes(`-${child.pid}-`)) continue;
+        try {
+          const st = JSON.parse(readFileSync(join(runs, name, "state.json"), "utf8")) as { qemu: { pid: number; startTime: string } };
+          if (st.qemu.pid > 0) [qemu, runDir] = [st.qemu, join(runs, name)];
+        } catch {
+          // not written yet
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(qemu).not.toBeNull();
+    expect(isSameProcess(qemu!)).toBe(true);
+    child.kill("SIGTERM");
+    expect(await exited).toBe(130);
+    expect(isSameProcess(qemu!)).toBe(false);
+    expect(processesNaming(runDir)).toEqual([]);
+    expect(existsSync(join(runDir, "overlay.qcow2"))).toBe(false);
+    expect(existsSync(join(runDir, "sockets"))).toBe(false);
   }, 10 * 60_000);
 });

@@ -59,6 +59,24 @@ export async function bootContainer(options: ContainerOptions = {}, log: Log = s
   throw new ContainerError("no-engine", "no engine to try");
 }
 
+/**
+ * Stops what a boot under way (in this process, with these options) has
+ * started so far, for a signal that comes before `bootContainer` returned a
+ * handle to tear down. Each engine saves its state before anything can fail,
+ * so the machine is found by its name; with no state saved yet nothing was
+ * started. The options must carry the name the boot uses (resolve it first).
+ */
+export async function stopBooting(options: ContainerOptions & { name: string }, timeoutMs = 15_000): Promise<void> {
+  const resolved = resolveOptions(options);
+  let state: ContainerState;
+  try {
+    state = loadState(resolved.cacheDir, resolved.name);
+  } catch {
+    return;
+  }
+  await machineFromState(state).stop(timeoutMs);
+}
+
 async function bootWith(engine: EngineName, options: ResolvedOptions, log: Log): Promise<ContainerHandle> {
   const { machine, launchedAt } = await ENGINES[engine].boot(options, log);
   return await whenReady(machine, options, launchedAt);

@@ -14,7 +14,7 @@
  * }
  * ```
  */
-export { bootContainer, attachContainer, stderrLog } from "./boot.ts";
+export { bootContainer, attachContainer, stderrLog, stopBooting } from "./boot.ts";
 export { ContainerHandle, type ContainerInfo, type ExecOptions, type ExecResult, type JournalOptions, type StartOptions } from "./handle.ts";
 export type { Machine, TeardownReport, EnterOptions } from "./machine.ts";
 export { ContainerError, describeFailure, EXIT_CANNOT_RUN_HERE, type ContainerErrorCode } from "./errors.ts";
