@@ -151,10 +151,15 @@ export function consoleSaid(paths: Pick<VmPaths, "console">): string {
   return explainConsole(readFileSync(paths.console, "utf8"));
 }
 
+/** Pure: a console's lines as a person reads them, colours and kernel timestamps taken off, blank lines dropped. */
+export function consoleLines(text: string): string[] {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").split(/\r?\n/).map((l) => l.replace(/^\[\s*[\d.]+\]\s*/, "").trim()).filter(Boolean);
+}
+
 /** Pure: the line of a console log that says why the boot ended, the initramfs's or kernel's own words first. */
 export function explainConsole(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  const lines = text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").split(/\r?\n/).map((l) => l.replace(/^\[\s*[\d.]+\]\s*/, "").trim()).filter(Boolean);
+  const lines = consoleLines(text);
   // The kernel's own command line names panic=-1: it is no complaint.
   const first = (pattern: RegExp) => lines.filter((l) => pattern.test(l) && !/Rebooting automatically|^Kernel command line:/.test(l)).at(-1);
   const said = first(/Failed to mount|ALERT!|Kernel panic|Gave up waiting|No init found/) ?? first(/panic|failed|error|cannot/i) ?? lines.at(-1) ?? "";

@@ -1,4 +1,5 @@
 import type { RebootHow } from "./machine.ts";
+import { consoleLines } from "./vm-boot.ts";
 
 /**
  * How long a rebooting guest's console may stay silent before the boot is
@@ -55,7 +56,5 @@ export function newKernelBegan(console: string): boolean {
 
 /** Pure: the last line the console printed (escapes and timestamps taken off), for a person reading why a boot stalled. */
 export function lastConsoleLine(console: string): string {
-  // eslint-disable-next-line no-control-regex
-  const lines = console.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").split(/\r?\n/).map((l) => l.replace(/^\[\s*[\d.]+\]\s*/, "").trim()).filter(Boolean);
-  return (lines.at(-1) ?? "").slice(0, 200);
+  return (consoleLines(console).at(-1) ?? "").slice(0, 200);
 }
