@@ -17,6 +17,7 @@ import {
   removeCgroup,
   watchCgroupEmpty,
 } from "./cgroup-fs.ts";
+import { CgroupSpawnerHome, type SpawnerHome } from "../spawner/spawner-home.ts";
 import { wrapperLeaderIn } from "./wrapper-leader.ts";
 import type { LocatedTask, MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
 
@@ -222,6 +223,16 @@ export class CgroupV2Placement implements Placement {
 
   async release(record: TaskRecord): Promise<void> {
     if (record.location.cgroupDir) await this.remove(record.location.cgroupDir);
+  }
+
+  /**
+   * `<prefix>-spawner-<key>` beside the base (not in it, so the base is
+   * removed with its last task as before).
+   */
+  spawnerHome(key: string): SpawnerHome | null {
+    if (!this.mount || !this.baseDir || !/^[0-9a-f]{1,32}$/.test(key)) return null;
+    const dir = join(dirname(this.baseDir), `${this.prefix}-spawner-${key}`);
+    return new CgroupSpawnerHome(dir, `/${relative(this.mount, dir)}`);
   }
 
   async flush(): Promise<void> {

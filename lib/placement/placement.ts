@@ -1,4 +1,5 @@
 import type { LiveProcess } from "../proc/identity.ts";
+import type { SpawnerHome } from "../spawner/spawner-home.ts";
 import type { PlacementName, TaskLocation, TaskRecord } from "../store/record.ts";
 
 /** Whether a placement can work on this machine, and why (not). */
@@ -90,4 +91,11 @@ export interface Placement {
   release(record: TaskRecord): Promise<void>;
   /** Waits (bounded) for clean-up still under way, such as cgroups that were busy a moment ago. */
   flush(): Promise<void>;
+  /**
+   * Where this placement's spawner lives, outside the supervisor's cgroup
+   * (lib/spawner), for the storage named by `key`; null where there is no
+   * such place (a plain process group has no cgroup but the supervisor's),
+   * and tasks are then forked by the supervisor itself.
+   */
+  spawnerHome(key: string): SpawnerHome | null;
 }

@@ -2,6 +2,7 @@ import { readCgroup } from "../proc/cgroup.ts";
 import type { LiveProcess } from "../proc/identity.ts";
 import { OutliveError } from "../errors.ts";
 import type { TaskLocation, TaskRecord } from "../store/record.ts";
+import type { SpawnerHome } from "../spawner/spawner-home.ts";
 import type { LocatedTask, MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
 
 /**
@@ -68,6 +69,11 @@ export class ProcessGroupPlacement implements Placement {
     return null;
   }
   async stop(): Promise<void> {}
+  /** None: a process group has no cgroup but the supervisor's, so the supervisor forks its tasks itself. */
+  spawnerHome(): SpawnerHome | null {
+    return null;
+  }
+
   async flush(): Promise<void> {}
 
   async release(): Promise<void> {}

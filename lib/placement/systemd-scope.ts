@@ -7,6 +7,7 @@ import type { TaskLocation, TaskRecord } from "../store/record.ts";
 import { TASK_ID_PATTERN } from "../store/task-id.ts";
 import { cgroupPopulated, findCgroup2Mount, killCgroup, readMemoryEvents, watchCgroupEmpty } from "./cgroup-fs.ts";
 import type { LocatedTask, MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
+import { type SpawnerHome, SystemdSpawnerHome } from "../spawner/spawner-home.ts";
 import { wrapperLeaderIn } from "./wrapper-leader.ts";
 import { firstLine, type ManagerKind, runBounded, SystemdManager } from "./systemd-manager.ts";
 
@@ -232,6 +233,12 @@ export class SystemdScopePlacement implements Placement {
     await manager.systemctl(["stop", unit]).catch(() => {});
     await manager.systemctl(["reset-failed", unit]).catch(() => {});
     this.oomSeen.delete(id);
+  }
+
+  /** A transient service `<prefix>-spawner-<key>.service` in the slice, which systemd forks; null before the probe found a manager. */
+  spawnerHome(key: string): SpawnerHome | null {
+    if (!this.resolved || !/^[0-9a-f]{1,32}$/.test(key)) return null;
+    return new SystemdSpawnerHome(this.resolved.manager, `${this.prefix}-spawner-${key}.service`, `${this.prefix}.slice`, this.resolved.version);
   }
 
   async flush(): Promise<void> {}

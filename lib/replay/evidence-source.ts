@@ -6,6 +6,7 @@ import type { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import { decideReplay, type ReplayDecision, type ReplayEvidence } from "./decide.ts";
 import { gatherEvidence } from "./evidence.ts";
+import type { SettleAnswer } from "../spawner/protocol.ts";
 
 export interface EvidenceSourceOptions {
   table: TaskTable;
@@ -18,6 +19,8 @@ export interface EvidenceSourceOptions {
   reaped(record: TaskRecord): Promise<void>;
   /** What this process saw of its tasks alive and gone, for dating their ends. */
   sightings?: Sightings;
+  /** What the storage's spawner did with a task id's request (see EvidenceContext.settleSpawn). */
+  settleSpawn?: ((id: string) => Promise<SettleAnswer | null>) | null;
 }
 
 /**
@@ -44,6 +47,7 @@ export class EvidenceSource {
       otherTasks: (r) => this.siblingsOf(r),
       reaped: (r) => this.o.reaped(r),
       sightings: this.o.sightings,
+      settleSpawn: this.o.settleSpawn,
     });
   }
 

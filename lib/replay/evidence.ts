@@ -14,6 +14,10 @@ import { processesWithArg } from "../proc/arg-holders.ts";
 const STARTER_SETTLES_MS = 2_000;
 import type { PidEvidence, ReplayEvidence, SpawnerCgroupEvidence } from "./decide.ts";
 import { spawnerCgroupEvidence } from "./spawner-cgroup.ts";
+import type { SettleAnswer } from "../spawner/protocol.ts";
+
+/** How long replay waits for a wrapper the spawner forked to show up in its unit or cgroup. */
+const PLACED_AFTER_SPAWN_MS = 10_000;
 
 export interface EvidenceContext {
   paths: TaskPaths;
@@ -33,6 +37,8 @@ export interface EvidenceContext {
   reaped?: (record: TaskRecord) => Promise<void>;
   /** What this process saw of its tasks alive and gone; each look here is added to it. Without it, only this look counts. */
   sightings?: Sightings;
+  /** What the storage's spawner did with the request for this task id, once no longer under way (bounded); null when none runs. */
+  settleSpawn?: ((id: string) => Promise<SettleAnswer | null>) | null;
 }
 
 /** Looks at the disk, /proc and the task's cgroup for one task. The I/O half of replay. */
@@ -45,9 +51,11 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   const marker = readExitMarkerNow(ctx.paths.exit);
   // Seen between writing its exit code and exiting: the wrapper is about to go. Wait for that (bounded),
   // so that what the task left running is told apart from the wrapper itself.
-  if (marker.kind === "code" && (pid === "same" || pid === "absent")) {
+  // An exiting wrapper that another process (the spawner) reaps can be read mid-exit, its cgroup already
+  // left behind: "same-elsewhere" beside an exit code is that, and is waited out like a living wrapper.
+  if (marker.kind === "code" && (pid === "same" || pid === "absent" || pid === "same-elsewhere")) {
     await ctx.reaped?.(record);
-    if (pid === "same") {
+    if (pid === "same" || pid === "same-elsewhere") {
       pid = await untilWrapperGone(record, ctx.placement);
       lookedAt = Date.now();
     }
@@ -67,7 +75,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   const outputTimes = output.filter((t): t is string => t !== null).sort();
   // Only a record whose pid was never written needs the placement searched by id.
   const located = record.state === "starting" && record.pid === null && marker.kind !== "code"
-    ? await ctx.placement.locate(record.id).catch(() => null)
+    ? await locateStarting(record, ctx)
     : null;
   const spawnerAlive = await ctx.spawnerAlive(record.incarnation);
   return {
@@ -90,6 +98,26 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
     ...seen,
     bootedAt: record.bootId !== ctx.bootIdNow ? bootedAt()?.toISOString() ?? null : null,
   };
+}
+
+/**
+ * Finds a `starting` task's wrapper by id. A spawn the storage's spawner
+ * still has under way counts as starting: it is waited for (bounded), and
+ * a wrapper it forked is waited for until it is in its unit or cgroup (a
+ * systemd-run registers the scope before it execs the wrapper) or gone.
+ */
+async function locateStarting(record: TaskRecord, ctx: EvidenceContext): Promise<Awaited<ReturnType<Placement["locate"]>>> {
+  const locate = () => ctx.placement.locate(record.id).catch(() => null);
+  const settled = await ctx.settleSpawn?.(record.id);
+  if (settled?.state !== "spawned") return locate();
+  const end = Date.now() + PLACED_AFTER_SPAWN_MS;
+  for (;;) {
+    const found = await locate();
+    if (found) return found;
+    const forked = inspectPid(settled.pid);
+    if (!forked || forked.startTime !== settled.startTime || Date.now() > end) return locate();
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 /**
@@ -148,7 +176,10 @@ const WRAPPER_EXIT_WAIT_MS = 200;
 
 async function untilWrapperGone(record: TaskRecord, placement: Placement): Promise<PidEvidence> {
   let pid: PidEvidence = "same";
-  await waitUntil(() => (pid = pidEvidence(record, placement)) !== "same", WRAPPER_EXIT_WAIT_MS, 2);
+  await waitUntil(() => {
+    pid = pidEvidence(record, placement);
+    return pid !== "same" && pid !== "same-elsewhere";
+  }, WRAPPER_EXIT_WAIT_MS, 2);
   return pid;
 }
 

@@ -8,7 +8,8 @@ import { processStartedAt } from "../proc/start-time.ts";
 import { holderCommand, ptyPaths } from "../pty/holder.ts";
 import type { TaskRecord } from "../store/record.ts";
 import type { TaskPaths } from "../store/layout.ts";
-import { spawnTask } from "./spawn-task.ts";
+import type { SpawnerClient } from "../spawner/spawner-client.ts";
+import { spawnFilesOf, spawnTask } from "./spawn-task.ts";
 import { wrapperArgv } from "./wrapper.ts";
 
 /** How long a new process may take to appear in its unit or cgroup before the task is given up. */
@@ -26,14 +27,17 @@ export interface SpawnPlacedInput {
   graceMs: number;
   /** Hears the record as soon as the pid is known, before the process is in its placement. */
   spawned(record: TaskRecord): void;
-  /** Hears the steps taken here: `planned`, `forked`. */
-  step(name: "planned" | "forked"): void;
+  /** Hears the steps taken here: `planned`, `sent` (to the spawner), `forked`. */
+  step(name: "planned" | "sent" | "forked"): void;
+  /** Forks the task from outside this process's cgroup (lib/spawner); null to fork it here. */
+  spawner: SpawnerClient | null;
 }
 
 /** The task runs where it was promised; `record` says where (location, pid, start time), still `starting`. */
 export interface PlacedTask {
   record: TaskRecord;
-  child: ChildProcess;
+  /** The wrapper as this process's child; null when the spawner forked it. */
+  child: ChildProcess | null;
 }
 
 /**
@@ -83,10 +87,24 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
         commandPidFile: record.pty ? null : paths.commandPid,
       }),
     ];
-    spawned = await spawnTask(argv, { cwd: record.cwd, env: { ...env, ...plan.env }, paths });
+    const taskEnv = stringsOnly({ ...env, ...plan.env });
+    if (input.spawner) {
+      const answer = await input.spawner.spawn(
+        { id: record.id, argv, cwd: record.cwd, env: taskEnv, files: spawnFilesOf(paths) },
+        () => input.step("sent"),
+      );
+      spawned = { pid: answer.pid, child: null, startedWithin: answer.startedWithin };
+    } else {
+      spawned = await spawnTask(argv, { cwd: record.cwd, env: taskEnv, files: spawnFilesOf(paths) });
+    }
     spawnedAt = new Date();
     input.step("forked");
   } catch (error) {
+    if ((error as { code?: string }).code === "E_SPAWNER_GONE") {
+      // The fork may have happened: whatever got into the task's unit or cgroup is ended, so nothing runs unseen.
+      await placement.stop(record.id).catch(() => {});
+      throw new SpawnFailure(record, `spawn did not complete: ${(error as Error).message}; whatever it had started was stopped`, error as Error);
+    }
     throw new SpawnFailure(record, `spawn failed: ${(error as Error).message}`, error as Error);
   }
   const live = inspectPid(spawned.pid);
@@ -102,6 +120,13 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
   };
   input.spawned(record);
   return { record: await awaitPlaced(record, placement), child: spawned.child };
+}
+
+/** An environment with only string values (process.env may hold undefined ones), as a spawn request carries it. */
+function stringsOnly(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (typeof v === "string") out[k] = v;
+  return out;
 }
 
 async function awaitPlaced(record: TaskRecord, placement: Placement): Promise<TaskRecord> {

@@ -4,6 +4,19 @@ import { EXIT_MARKER_PLACEHOLDER } from "../observe/exit-marker.ts";
 import { OutliveError } from "../errors.ts";
 import { type TaskPaths, timedOutReservePath } from "../store/layout.ts";
 
+/** The files a task's spawn makes: its output, its exit marker, and the watchdog's reserve. All absolute paths. */
+export interface SpawnFiles {
+  stdout: string;
+  stderr: string;
+  exit: string;
+  timedOutReserve: string;
+}
+
+/** The spawn files of a task directory. Pure. */
+export function spawnFilesOf(paths: TaskPaths): SpawnFiles {
+  return { stdout: paths.stdout, stderr: paths.stderr, exit: paths.exit, timedOutReserve: timedOutReservePath(paths) };
+}
+
 export interface SpawnedTask {
   pid: number;
   child: ChildProcess;
@@ -24,7 +37,7 @@ export interface SpawnedTask {
  * needs is taken now, while there is some: the marker's placeholder bytes
  * (which the wrapper's code overwrites) and the watchdog's `timed-out.reserved`.
  */
-export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; paths: TaskPaths }): Promise<SpawnedTask> {
+export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; files: SpawnFiles }): Promise<SpawnedTask> {
   const handles: FileHandle[] = [];
   let child: ChildProcess;
   let started: Promise<void>;
@@ -34,17 +47,17 @@ export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS
     // task's end being flushed), and on the main thread that wait stalled every other task (38% of the main
     // thread's time with 200 tasks started at once, profiled).
     const made = await Promise.allSettled([
-      open(opts.paths.exit, "wx", 0o600),
-      open(opts.paths.stdout, "a", 0o600),
-      open(opts.paths.stderr, "a", 0o600),
-      open(timedOutReservePath(opts.paths), "w", 0o600).then((h) => h.close()),
+      open(opts.files.exit, "wx", 0o600),
+      open(opts.files.stdout, "a", 0o600),
+      open(opts.files.stderr, "a", 0o600),
+      open(opts.files.timedOutReserve, "w", 0o600).then((h) => h.close()),
     ]);
     for (const m of made.slice(0, 3)) if (m.status === "fulfilled") handles.push(m.value as FileHandle);
     const failed = made.find((m) => m.status === "rejected");
     if (failed) throw (failed as PromiseRejectedResult).reason;
     const [exitFile, out, err] = handles;
     // Through a second open: fd 3's own offset must stay at 0 for the wrapper (Deno's positioned write moves it).
-    await writeFile(opts.paths.exit, EXIT_MARKER_PLACEHOLDER, { flag: "r+" });
+    await writeFile(opts.files.exit, EXIT_MARKER_PLACEHOLDER, { flag: "r+" });
     after = Date.now();
     child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,

@@ -5,6 +5,7 @@ import { ptyPaths } from "../pty/holder.ts";
 import { awaitTerminal } from "../pty/task-terminal.ts";
 import { awaitCommandPid } from "../spawn/command-pid.ts";
 import { SpawnFailure, spawnPlaced } from "../spawn/spawn-placed.ts";
+import type { SpawnerClient } from "../spawner/spawner-client.ts";
 import type { Incarnation } from "../store/incarnation.ts";
 import type { TaskRecord } from "../store/record.ts";
 import { newTaskId } from "../store/task-id.ts";
@@ -47,10 +48,12 @@ export interface TaskStarterOptions {
   };
   /** Records the end of a task whose spawn failed (see TaskEnder.endOne). */
   end(record: TaskRecord, end: TaskEnd): Promise<TaskRecord>;
-  /** Starts watching a task that runs now. */
-  watch(record: TaskRecord, child: ChildProcess): void;
+  /** Starts watching a task that runs now (its wrapper this process's child, or null when the spawner forked it). */
+  watch(record: TaskRecord, child: ChildProcess | null): void;
   /** Hears each step of a start (see TASK_STEPS). */
   step(id: string, step: TaskStep): void;
+  /** Forks tasks from outside this process's cgroup; null to fork them here. */
+  spawner: SpawnerClient | null;
 }
 
 /**
@@ -119,6 +122,7 @@ export class TaskStarter {
         graceMs: limits.graceMs,
         spawned: (record) => table.claim(record),
         step,
+        spawner: this.o.spawner,
       });
     } catch (error) {
       if (!(error instanceof SpawnFailure)) throw error;

@@ -14,6 +14,7 @@ import { join } from "node:path";
  *   .ballast                   space given up when a writable open meets a full disk (ballast.ts)
  *   generation-floor           the largest generation ever removed (lib/retention)
  *   control/supervisor.sock    the control channel (the wire protocol), in a 0700 directory of its own (lib/rpc)
+ *   spawner/                   the spawner's socket, record and log (spawner.sock, spawner.json, spawner.log), 0700 (lib/spawner)
  *   incarnations/<id>.json     one a supervisor's life (incarnation.ts)
  *   reserves/KIND-BYTES-TAG    space for records on a full disk (reserve-pool.ts names them)
  *   quarantine/<id>.<time>     a task directory whose record could not be read, `quarantine-reason.txt`
@@ -58,6 +59,8 @@ export interface StoragePaths {
   /** The control socket's directory, 0700. */
   control: string;
   controlSocket: string;
+  /** The spawner's directory, 0700 (lib/spawner). */
+  spawner: string;
   lock: string;
   /** Made by link while a stale lock is moved aside, so only one contender moves it. */
   lockBreaker: string;
@@ -89,6 +92,7 @@ export function storagePaths(root: string): StoragePaths {
     removing: join(root, REMOVING),
     control,
     controlSocket: join(control, "supervisor.sock"),
+    spawner: join(root, "spawner"),
     lock: join(root, LOCK),
     lockBreaker: join(root, `${LOCK}.break`),
     ballast: join(root, ".ballast"),

@@ -102,6 +102,16 @@ export interface SupervisorOptions {
    * not throw. Default: none.
    */
   onStep?: StepListener;
+  /**
+   * Whether tasks are forked by a spawner that lives outside this process's
+   * cgroup (lib/spawner): a transient service for systemd-scope, a cgroup of
+   * its own for cgroup-v2, so a kill of this process's cgroup never cuts a
+   * spawn short. Off, or with process-group, this process forks them itself.
+   * Default true.
+   */
+  spawner?: boolean;
+  /** How long a spawner with no supervisor connected and no spawn under way lives on. Default 60000 ms. */
+  spawnerIdleMs?: number;
 }
 
 export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | "placements" | "retention" | "origin">> & {
@@ -155,6 +165,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
   if (o.log !== undefined && typeof o.log !== "function") throw bad("log", "a function", o.log);
   if (o.control !== undefined && typeof o.control !== "boolean") throw bad("control", "a boolean", o.control);
   if (o.onStep !== undefined && typeof o.onStep !== "function") throw bad("onStep", "a function", o.onStep);
+  if (o.spawner !== undefined && typeof o.spawner !== "boolean") throw bad("spawner", "a boolean", o.spawner);
   return {
     storage,
     mode,
@@ -180,5 +191,7 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     control: o.control ?? true,
     maxLineBytes: int("maxLineBytes", 1 << 20, 1024),
     onStep: o.onStep ?? deaf,
+    spawner: o.spawner ?? true,
+    spawnerIdleMs: int("spawnerIdleMs", 60_000, 0),
   };
 }

@@ -6,7 +6,10 @@ import { Watches } from "../observe/watches.ts";
 import type { Placement } from "../placement/placement.ts";
 import { EvidenceSource } from "../replay/evidence-source.ts";
 import { Retainer } from "../retention/retainer.ts";
+import { createHash } from "node:crypto";
+import { SpawnerClient } from "../spawner/spawner-client.ts";
 import { TaskStarter } from "../start/start-task.ts";
+import { storagePaths } from "../store/layout.ts";
 import type { Incarnation } from "../store/incarnation.ts";
 import type { PlacementName } from "../store/record.ts";
 import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
@@ -17,6 +20,10 @@ import type { NormalizedOptions } from "./options.ts";
 
 /** How long a check of a task that has written its exit code waits for this process to reap its wrapper (see TaskWatch.reaped). */
 const REAP_WAIT_MS = 1000;
+/** How long replay waits on a spawn the spawner still has under way for a `starting` record. */
+const SETTLE_WAIT_MS = 15_000;
+/** How long a new spawner may take to come up (a Deno one compiles its program first). */
+const SPAWNER_START_MS = 20_000;
 
 /** The rooms a supervisor is made of, each owning its state. */
 export interface Rooms {
@@ -32,6 +39,8 @@ export interface Rooms {
   kills: TaskKills;
   starter: TaskStarter;
   retainer: Retainer;
+  /** Forks tasks from outside this process's cgroup; null where tasks are forked here (see SupervisorOptions.spawner). */
+  spawner: SpawnerClient | null;
 }
 
 export interface RoomsContext {
@@ -65,6 +74,7 @@ export function wireRooms(ctx: RoomsContext): Rooms {
       log(`onStep threw at ${name} of ${id}: ${(error as Error).message}`);
     }
   };
+  const spawner = makeSpawner(ctx);
   const table = new TaskTable();
   const queue = new CompletionQueue();
   const sightings = new Sightings();
@@ -96,6 +106,7 @@ export function wireRooms(ctx: RoomsContext): Rooms {
     table, store, placements, bootIdNow: ctx.bootId, incarnation,
     reaped: (r) => watches.reaped(r.id, REAP_WAIT_MS),
     sightings,
+    settleSpawn: spawner ? (id) => spawner.settle(id, SETTLE_WAIT_MS) : null,
   });
   const ender = new TaskEnder({
     table, store, placements, tailBytes: options.tailBytes,
@@ -117,8 +128,9 @@ export function wireRooms(ctx: RoomsContext): Rooms {
   const starter = new TaskStarter({
     table, store, placement: ctx.placement, keyed, incarnation, bootId: ctx.bootId, limits: options,
     end: (record, end) => ender.endOne(record, end),
-    watch: (record, child) => watches.watch(record, child),
+    watch: (record, child) => watches.watch(record, child ?? undefined),
     step,
+    spawner,
   });
   const retainer = new Retainer({
     store, table, rule: options.retention, log,
@@ -126,5 +138,23 @@ export function wireRooms(ctx: RoomsContext): Rooms {
     liveIncarnations: () => [incarnation.id],
     unreadable: () => ctx.unreadable(),
   });
-  return { table, queue, keyed, watches, evidence, ender, kills, starter, retainer };
+  return { table, queue, keyed, watches, evidence, ender, kills, starter, retainer, spawner };
+}
+
+/** The spawner of this storage, where the placement has a home for it and the options want one. */
+function makeSpawner(ctx: RoomsContext): SpawnerClient | null {
+  const { options, store, placement } = ctx;
+  if (!options.spawner || options.readOnly) return null;
+  const key = createHash("sha256").update(store.root).digest("hex").slice(0, 12);
+  const home = placement.spawnerHome(key);
+  if (!home) return null;
+  try {
+    return new SpawnerClient({
+      home, dir: storagePaths(store.root).spawner, idleMs: options.spawnerIdleMs, startWithinMs: SPAWNER_START_MS, log: options.log,
+    });
+  } catch (error) {
+    // A storage path too long for a socket: tasks are forked here, and the log says so.
+    options.log(`no spawner: ${(error as Error).message}; tasks are forked by the supervisor itself`);
+    return null;
+  }
 }

@@ -77,6 +77,8 @@ export class Supervisor {
   private readonly bootIdNow = bootId();
   private control: SocketServer | null = null;
   private closed = false;
+  /** Whether close leaves the spawner running for the next incarnation (a drain for a restart or reload). */
+  private keepSpawner = false;
   /** Ends every output follower when the supervisor closes. */
   private readonly closing = new AbortController();
 
@@ -309,6 +311,8 @@ export class Supervisor {
       throw new OutliveError("E_BAD_OPTION", `Expected the drain reason to be restart, reload, disable or shutdown, got ${JSON.stringify(reason)}`);
     }
     if (reason === "disable" || reason === "shutdown") await this.stopAll(`stopped: the supervisor was told to ${reason}`);
+    // A restart's next incarnation finds the spawner again; any other end ends it.
+    this.keepSpawner = reason === "restart" || reason === "reload";
     await this.close();
   }
 
@@ -335,6 +339,10 @@ export class Supervisor {
     this.closed = true;
     this.closing.abort();
     await this.rooms.starter.settled();
+    // No spawn is under way any more: the spawner is left for the next incarnation, or ended.
+    const spawner = this.rooms.spawner;
+    if (spawner && this.keepSpawner) spawner.detach();
+    else await spawner?.end().catch((error) => this.options.log(`ending the spawner failed: ${(error as Error).message}`));
     // A kill asked for before the close is carried out, not dropped: otherwise the next incarnation would
     // adopt the task as running, as if no one had asked. Each ladder is bounded by its grace and the KILL wait.
     await this.rooms.kills.settled();

@@ -4,6 +4,8 @@
  *
  * - `recorded`: its `starting` record is on disk (the process does not exist yet);
  * - `planned`: its placement has said where it goes (unit or cgroup, prefix);
+ * - `sent`: with a spawner (lib/spawner), the spawn request is on its way to
+ *   it: from here a kill of the supervisor no longer stops the fork;
  * - `forked`: the wrapper's process exists (its files were made first);
  * - `placed`: the process is in its unit or cgroup, and has exec'd the wrapper;
  * - `command-pid`: the command's own pid is known (or waited for in vain);
@@ -22,10 +24,10 @@
  * @example
  * ```ts
  * import { TASK_STEPS } from "./task-steps.ts";
- * console.log(TASK_STEPS.join(" ")); // "recorded planned forked placed command-pid running decided ended"
+ * console.log(TASK_STEPS.join(" ")); // "recorded planned sent forked placed command-pid running decided ended"
  * ```
  */
-export const TASK_STEPS = ["recorded", "planned", "forked", "placed", "command-pid", "running", "decided", "ended"] as const;
+export const TASK_STEPS = ["recorded", "planned", "sent", "forked", "placed", "command-pid", "running", "decided", "ended"] as const;
 
 export type TaskStep = (typeof TASK_STEPS)[number];
 

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, expect, test } from "vitest";
-import { Supervisor, TASK_STEPS, type TaskStep } from "../../lib/mod.ts";
+import { afterAll, afterEach, expect, test } from "vitest";
+import { CgroupV2Placement, Supervisor, TASK_STEPS, type TaskStep } from "../../lib/mod.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -20,29 +20,45 @@ function storage(): string {
   return dir;
 }
 
-test("onStep hears every step of a real task, in order, each no earlier than the one before", async () => {
-  const heard: Array<{ id: string; step: TaskStep; at: number }> = [];
-  const sup = await Supervisor.open({ storage: storage(), control: false, onStep: (id, step, at) => heard.push({ id, step, at }) });
-  try {
-    const t0 = performance.now();
-    const task = await sup.run({ shell: "exit 3" });
-    const atReturn = performance.now();
-    // Every step of the start was heard before `run` returned; a task that ends at once may be decided meanwhile.
-    const beforeReturn = heard.map((h) => h.step).filter((s) => s !== "decided");
-    expect(beforeReturn).toEqual(TASK_STEPS.slice(0, TASK_STEPS.indexOf("running") + 1));
-    const done = await sup.wait(task.id);
-    expect(done.exitCode).toBe(3);
-    await until(() => heard.some((h) => h.step === "ended"));
-    const mine = heard.filter((h) => h.id === task.id);
-    expect(mine.map((h) => h.step).sort()).toEqual([...TASK_STEPS].sort());
-    expect(mine.at(-1)!.step).toBe("ended");
-    expect(mine[0].at).toBeGreaterThanOrEqual(t0);
-    for (let i = 1; i < mine.length; i++) expect(mine[i].at).toBeGreaterThanOrEqual(mine[i - 1].at);
-    expect(mine.find((h) => h.step === "running")!.at).toBeLessThanOrEqual(atReturn);
-  } finally {
-    await sup.close();
-  }
+const cgroupProbe = await new CgroupV2Placement({ prefix: `onstep${process.pid}` }).probe();
+if (!cgroupProbe.ok) console.log(`onStep: the spawner's variant skipped: ${cgroupProbe.reason}`);
+afterAll(() => {
+  const base = cgroupProbe.details.baseDir as string | undefined;
+  if (cgroupProbe.ok && base && existsSync(base)) rmdirSync(base);
 });
+
+/** The steps a task this supervisor starts goes through: `sent` only where a spawner forks it. */
+const stepsFor = (spawner: boolean) => TASK_STEPS.filter((s) => spawner || s !== "sent");
+
+for (const variant of [
+  { name: "forked here (process-group)", options: { placement: "process-group" as const }, spawner: false },
+  { name: "forked by the spawner (cgroup-v2)", options: { placement: "cgroup-v2" as const, prefix: `onstep${process.pid}` }, spawner: true },
+]) {
+  test.skipIf(variant.spawner && !cgroupProbe.ok)(`onStep hears every step of a real task, in order, each no earlier than the one before: ${variant.name}`, async () => {
+    const heard: Array<{ id: string; step: TaskStep; at: number }> = [];
+    const sup = await Supervisor.open({ storage: storage(), control: false, ...variant.options, onStep: (id, step, at) => heard.push({ id, step, at }) });
+    try {
+      const t0 = performance.now();
+      const task = await sup.run({ shell: "exit 3" });
+      const atReturn = performance.now();
+      // Every step of the start was heard before `run` returned; a task that ends at once may be decided meanwhile.
+      const beforeReturn = heard.map((h) => h.step).filter((s) => s !== "decided");
+      const steps = stepsFor(variant.spawner);
+      expect(beforeReturn).toEqual(steps.slice(0, steps.indexOf("running") + 1));
+      const done = await sup.wait(task.id);
+      expect(done.exitCode).toBe(3);
+      await until(() => heard.some((h) => h.step === "ended"));
+      const mine = heard.filter((h) => h.id === task.id);
+      expect(mine.map((h) => h.step).sort()).toEqual([...steps].sort());
+      expect(mine.at(-1)!.step).toBe("ended");
+      expect(mine[0].at).toBeGreaterThanOrEqual(t0);
+      for (let i = 1; i < mine.length; i++) expect(mine[i].at).toBeGreaterThanOrEqual(mine[i - 1].at);
+      expect(mine.find((h) => h.step === "running")!.at).toBeLessThanOrEqual(atReturn);
+    } finally {
+      await sup.close();
+    }
+  });
+}
 
 test("a listener that throws is logged and stops neither the start nor the end", async () => {
   const lines: string[] = [];
