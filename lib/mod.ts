@@ -40,3 +40,4 @@ export {
   askHolder, connectHolder, controlSocketPath, type HolderConnection, holderAnswers, METHODS, type MethodName, NO_HOLDER,
   openSession, PROTOCOL_VERSIONS, RPC_ERRORS, RPC_SCHEMA_ID, RpcError, rpcSchemaPath, type Session, type SessionOptions,
 } from "./rpc/mod.ts";
+export * from "./spawner/mod.ts";

@@ -43,6 +43,7 @@ export interface EvidenceContext {
 
 /** Looks at the disk, /proc and the task's cgroup for one task. The I/O half of replay. */
 export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): Promise<ReplayEvidence> {
+  if (record.state === "starting" && record.pid === null) await settleStarting(record, ctx);
   // The process first, the marker after: a wrapper seen gone has written its marker already,
   // while a marker read first can be empty a moment before the wrapper writes it and exits.
   const before = Date.now();
@@ -75,7 +76,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   const outputTimes = output.filter((t): t is string => t !== null).sort();
   // Only a record whose pid was never written needs the placement searched by id.
   const located = record.state === "starting" && record.pid === null && marker.kind !== "code"
-    ? await locateStarting(record, ctx)
+    ? await ctx.placement.locate(record.id).catch(() => null)
     : null;
   const spawnerAlive = await ctx.spawnerAlive(record.incarnation);
   return {
@@ -101,21 +102,20 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
 }
 
 /**
- * Finds a `starting` task's wrapper by id. A spawn the storage's spawner
- * still has under way counts as starting: it is waited for (bounded), and
- * a wrapper it forked is waited for until it is in its unit or cgroup (a
- * systemd-run registers the scope before it execs the wrapper) or gone.
+ * Waits out a `starting` task's spawn that the storage's spawner still has
+ * under way (bounded): such a spawn counts as starting, never as never
+ * started. A wrapper it forked is waited for until it is in its unit or
+ * cgroup (a systemd-run registers the scope before it execs the wrapper) or
+ * gone, so the looks that follow see it placed, or its exit marker.
  */
-async function locateStarting(record: TaskRecord, ctx: EvidenceContext): Promise<Awaited<ReturnType<Placement["locate"]>>> {
-  const locate = () => ctx.placement.locate(record.id).catch(() => null);
+async function settleStarting(record: TaskRecord, ctx: EvidenceContext): Promise<void> {
   const settled = await ctx.settleSpawn?.(record.id);
-  if (settled?.state !== "spawned") return locate();
+  if (settled?.state !== "spawned") return;
   const end = Date.now() + PLACED_AFTER_SPAWN_MS;
-  for (;;) {
-    const found = await locate();
-    if (found) return found;
+  while (Date.now() < end) {
     const forked = inspectPid(settled.pid);
-    if (!forked || forked.startTime !== settled.startTime || Date.now() > end) return locate();
+    if (!forked || forked.startTime !== settled.startTime) return;
+    if (await ctx.placement.locate(record.id).catch(() => null)) return;
     await new Promise((r) => setTimeout(r, 10));
   }
 }

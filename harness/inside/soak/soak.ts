@@ -39,6 +39,8 @@ export interface SoakReport {
    * restart; one whose `run` was cut short may be (its spawn did not complete).
    */
   lost: { runReturned: number; runCutShort: number };
+  /** Every `lost` end's reason, with how many tasks ended with it: what the closing figures are made of. */
+  lostReasons: Record<string, number>;
   completionsDelivered: number;
   /** The task id of every delivery, in order (a redelivery repeats it): the per-task counts of the report come from these. */
   deliveredIds: string[];
@@ -186,9 +188,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const stored = new Set(final.map((r) => r.id));
     const ends = [...final, ...[...acknowledged().values()].filter((r) => !stored.has(r.id))];
     const lost = { runReturned: 0, runCutShort: 0 };
+    const lostReasons: Record<string, number> = {};
     for (const r of ends) {
       outcomes[r.state] = (outcomes[r.state] ?? 0) + 1;
       if (r.state === "lost") {
+        lostReasons[r.reason ?? ""] = (lostReasons[r.reason ?? ""] ?? 0) + 1;
         if (truths.get(r.id)?.acknowledgedRun) lost.runReturned++;
         else lost.runCutShort++;
       }
@@ -207,6 +211,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       outcomes,
       outcomesByKind,
       lost,
+      lostReasons,
       completionsDelivered: deliveries.length,
       deliveredIds: deliveries.map((d) => d.id),
       violations,
