@@ -48,6 +48,9 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   // while a marker read first can be empty a moment before the wrapper writes it and exits.
   const before = Date.now();
   let pid = pidEvidence(record, ctx.placement);
+  // A record whose pid was never written is searched by id, and before its marker is read, like any process:
+  // a wrapper that exits between the two then leaves its code to be read, never a spawn that seems lost.
+  const found = record.state === "starting" && record.pid === null ? await ctx.placement.locate(record.id).catch(() => null) : null;
   let lookedAt = Date.now();
   const marker = readExitMarkerNow(ctx.paths.exit);
   // Seen between writing its exit code and exiting: the wrapper is about to go. Wait for that (bounded),
@@ -75,9 +78,8 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   const memory = await ctx.placement.memoryEvents(record);
   const outputTimes = output.filter((t): t is string => t !== null).sort();
   // Only a record whose pid was never written needs the placement searched by id.
-  const located = record.state === "starting" && record.pid === null && marker.kind !== "code"
-    ? await ctx.placement.locate(record.id).catch(() => null)
-    : null;
+  // With an exit code its end is known: the code decides, not a wrapper on its way out.
+  const located = marker.kind !== "code" ? found : null;
   const spawnerAlive = await ctx.spawnerAlive(record.incarnation);
   return {
     located,

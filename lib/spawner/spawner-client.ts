@@ -70,7 +70,15 @@ export class SpawnerClient {
    * answered: the fork may or may not have happened.
    */
   async spawn(request: SpawnRequest, sent: () => void): Promise<SpawnAnswer> {
-    const c = await this.connect();
+    let c = await this.connect();
+    // A spawner that died since the last answer (its connection's close not yet heard) is replaced before the
+    // request goes out, so a request is only ever lost with a spawner that died while it held it.
+    if (c.endpoint.isClosed || inspectPid(c.pid)?.startTime !== c.startTime) {
+      this.o.log(`spawner ${c.pid} is gone; starting another`);
+      c.endpoint.close();
+      if (this.connection) this.connection = null;
+      c = await this.connect();
+    }
     const answer = ask(c, "spawn", request);
     sent();
     try {

@@ -1,5 +1,5 @@
 /**
- * The placement suites (conformance + systemd-scope) inside the systemd
+ * The placement suites (conformance + systemd-scope + the spawner) inside the systemd
  * container, where systemd-scope really works: bookworm (systemd 252) and
  * trixie (257), as the lingering user with its user manager, and as root
  * with the system manager. One boot per suite. Skipped with the reason
@@ -11,7 +11,7 @@ import { bootContainer, cannotRunHereReason, ContainerError, type ContainerHandl
 const missing = await cannotRunHereReason();
 if (missing) console.log(`in-container placement tests skipped: ${missing}`);
 
-const FILES = ["test/placement/conformance.test.ts", "test/placement/systemd-scope.test.ts"];
+const FILES = ["test/placement/conformance.test.ts", "test/placement/systemd-scope.test.ts", "test/spawner/spawner.test.ts"];
 const REPORT = "/tmp/outlive-placement-report.json";
 
 interface AssertionResult {
@@ -47,7 +47,7 @@ async function runSuites(c: ContainerHandle, as: "user" | "root"): Promise<{ rep
 
 function systemdCases(report: JsonReport): AssertionResult[] {
   return report.testResults.flatMap((f) => f.assertionResults).filter((a) =>
-    a.ancestorTitles.some((t) => t === "placement systemd-scope" || t.startsWith("systemd-scope against systemd")));
+    a.ancestorTitles.some((t) => t === "placement systemd-scope" || t.startsWith("systemd-scope against systemd") || t === "spawner under systemd-scope"));
 }
 
 function summary(report: JsonReport): string {
