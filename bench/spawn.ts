@@ -67,7 +67,9 @@ function breakdown(ids: string[]): string {
   const gaps: Array<[string, (s: Record<string, number>) => number]> = [
     ["lookup + starting record", (s) => s.recorded - s.called],
     ["plan", (s) => s.planned - s.recorded],
-    ["files + fork", (s) => s.forked - s.planned],
+    // With a spawner: the request's way to it, then its files and fork; without one, no request (0) and the fork here.
+    ["request to the spawner", (s) => (s.sent ?? s.planned) - s.planned],
+    ["files + fork", (s) => s.forked - (s.sent ?? s.planned)],
     ["into its placement", (s) => s.placed - s.forked],
     ["command pid", (s) => s["command-pid"] - s.placed],
     ["running record", (s) => s.running - s["command-pid"]],
