@@ -43,8 +43,9 @@ afterAll(() => {
   if (base && existsSync(base)) rmdirSync(base);
 });
 
+/** A storage whose path holds a `$`: systemd 252 expands `$…` in a transient unit's command line, so the spawner's own must come through as it is. */
 function storage(): string {
-  return mkdtempSync(join(tmpdir(), "outlive-spawner-"));
+  return mkdtempSync(join(tmpdir(), "outlive-spawner-$HOME-"));
 }
 
 function spawnerRecord(root: string): { pid: number; startTime: string; socket: string } | null {
@@ -178,6 +179,37 @@ for (const v of variants) {
         }
       });
     }
+
+    it("gives each task its own environment, and never puts the supervisor's or a task's into the spawner's unit or command line", async () => {
+      const root = storage();
+      process.env.OUTLIVE_TEST_SUPERVISOR_SECRET = "supervisor-s3cret";
+      const sup = await Supervisor.open({ storage: root, control: false, ...options });
+      try {
+        const t = await sup.run({ shell: 'printf "%s %s" "$TASK_TOKEN" "$OUTLIVE_TEST_SUPERVISOR_SECRET"', env: { TASK_TOKEN: "task-s3cret" } });
+        expect((await sup.wait(t.id)).exitCode).toBe(0);
+        expect(readFileSync(join(root, "tasks", t.id, "io", "stdout"), "utf8")).toBe("task-s3cret supervisor-s3cret");
+        // The spawner came up and is trusted only with its socket where it was asked to listen: its command line
+        // came through systemd whole, `$` and all (the storage's path has one).
+        const record = spawnerRecord(root)!;
+        expect(record.socket).toBe(join(root, "spawner", "spawner.sock"));
+        const pid = record.pid;
+        const seen = [readFileSync(`/proc/${pid}/environ`, "utf8"), readFileSync(`/proc/${pid}/cmdline`, "utf8")];
+        if (v.name === "systemd-scope") {
+          const unit = readCgroup(pid)!.split("/").at(-1)!;
+          const { execFileSync } = await import("node:child_process");
+          const user = process.getuid?.() !== 0 ? ["--user"] : [];
+          seen.push(execFileSync("systemctl", [...user, "show", unit, "-p", "Environment", "-p", "ExecStart"], { encoding: "utf8" }));
+        }
+        for (const text of seen) {
+          expect(text).not.toContain("task-s3cret");
+          expect(text).not.toContain("supervisor-s3cret");
+        }
+      } finally {
+        delete process.env.OUTLIVE_TEST_SUPERVISOR_SECRET;
+        await sup.close();
+        rmSync(root, { recursive: true, force: true });
+      }
+    });
 
     it("a drain for a restart leaves the spawner to the next supervisor, which checks it and uses it; disable ends it and its home", async () => {
       const root = storage();
