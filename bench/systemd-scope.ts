@@ -103,6 +103,10 @@ async function through(sup: Supervisor): Promise<number> {
 
 const storage = mkdtempSync(join(tmpdir(), "outlive-bench-sd-"));
 const sup = await Supervisor.open({ storage, placement: "systemd-scope", mode: "daemon", prefix, log: () => {} });
+// The same with the supervisor forking (spawner: false), to tell what the spawner costs.
+const storageHere = mkdtempSync(join(tmpdir(), "outlive-bench-sd-"));
+const here = await Supervisor.open({ storage: storageHere, placement: "systemd-scope", mode: "daemon", prefix, log: () => {}, spawner: false });
+const forkedHere: number[] = [];
 const base: number[] = [];
 const wrapped: number[] = [];
 const ours: number[] = [];
@@ -113,6 +117,7 @@ try {
     await bare(true);
     await bareService();
     await through(sup);
+    await through(here);
   }
   // Each sample follows the one before it while systemd still tears that unit down, so the
   // order is rotated every round and each sample starts after a pause: no variant always goes first.
@@ -121,6 +126,7 @@ try {
     async () => void wrapped.push(await bare(true)),
     async () => void ours.push(await through(sup)),
     async () => void service.push(await bareService()),
+    async () => void forkedHere.push(await through(here)),
   ];
   for (let i = 0; i < ROUNDS; i++) {
     for (let k = 0; k < samples.length; k++) {
@@ -130,13 +136,19 @@ try {
   }
 } finally {
   await sup.close();
+  await here.close();
   rmSync(storage, { recursive: true, force: true });
+  rmSync(storageHere, { recursive: true, force: true });
 }
 const ratio = median(ours) / median(base);
 console.log(`systemd-scope spawn-to-exit of \`true\`, median of ${ROUNDS} (interleaved, order rotated, ${PAUSE_MS} ms apart), ${probe.reason}`);
 console.log(
   `  outlive ${median(ours).toFixed(2)} ms (${spread(ours)}) vs bare systemd-run --scope ${median(base).toFixed(2)} ms (${spread(base)}): ` +
     `${ratio.toFixed(2)}x (target <= ${TARGET}x) ${ratio <= TARGET ? "ok" : "MISSED"}`,
+);
+console.log(
+  `  of which the spawner (the fork made outside the supervisor's cgroup): the supervisor forking itself (spawner: false) ` +
+    `${median(forkedHere).toFixed(2)} ms (${spread(forkedHere)}), ${(median(forkedHere) / median(base)).toFixed(2)}x the bare scope`,
 );
 console.log(
   `  of which outlive's wrapper (/bin/sh, warden, exit marker): bare systemd-run --scope of the wrapper ${median(wrapped).toFixed(2)} ms ` +
