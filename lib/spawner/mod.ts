@@ -1,4 +1,5 @@
-export { checkSettleRequest, checkSpawnRequest, type HelloAnswer, type SettleAnswer, type SpawnAnswer, SPAWNER_MAX_LINE_BYTES, SPAWNER_METHODS, type SpawnRequest } from "./protocol.ts";
-export { SpawnerClient, type SpawnerClientOptions, spawnerMainPath } from "./spawner-client.ts";
-export { CgroupSpawnerHome, type SpawnerHome, SystemdSpawnerHome } from "./spawner-home.ts";
-export { type SpawnerRecord, serveSpawner, type SpawnerServerOptions } from "./spawner-server.ts";
+// The spawner's public face: its channel's methods and checks (for a client of its own), and its types. The
+// client, the program and the homes are the supervisor's own (lib/supervisor/rooms.ts wires them).
+export { checkSettleRequest, checkSpawnRequest, type HelloAnswer, type SettleAnswer, type SpawnAnswer, SPAWNER_METHODS, type SpawnRequest } from "./protocol.ts";
+export type { SpawnerHome } from "./spawner-home.ts";
+export type { SpawnerRecord } from "./spawner-server.ts";

@@ -12,6 +12,12 @@ import { TASK_ID_PATTERN } from "../store/task-id.ts";
  * - `settle` `{ id, waitMs }` → SettleAnswer: what became of the request
  *   for task `id`, once it is no longer under way (or `waitMs` passed);
  * - `exit` → `{}`: ends the spawner once no spawn is under way.
+ *
+ * @example
+ * ```ts
+ * import { SPAWNER_METHODS } from "./protocol.ts";
+ * console.log(SPAWNER_METHODS.join(" ")); // "hello spawn settle exit"
+ * ```
  */
 export const SPAWNER_METHODS = ["hello", "spawn", "settle", "exit"] as const;
 
@@ -99,7 +105,15 @@ export function checkSpawnRequest(params: unknown): SpawnRequest {
   return { id, argv: argv as string[], cwd: cwd as string, env: env as Record<string, string>, files: checked };
 }
 
-/** Checks a `settle` request's params. Pure. */
+/**
+ * Checks a `settle` request's params; an RpcError (-32602) naming the field otherwise. Pure.
+ *
+ * @example
+ * ```ts
+ * import { checkSettleRequest } from "./protocol.ts";
+ * console.log(checkSettleRequest({ id: "t-1" })); // { id: "t-1", waitMs: 0 }
+ * ```
+ */
 export function checkSettleRequest(params: unknown): { id: string; waitMs: number } {
   if (!isRecord(params)) throw new RpcError(RPC_ERRORS.invalidParams, "settle: params must be an object { id, waitMs }", { code: "E_BAD_SPAWN_REQUEST", param: "params" });
   const { id, waitMs } = params;
