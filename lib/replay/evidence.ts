@@ -48,6 +48,9 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   // while a marker read first can be empty a moment before the wrapper writes it and exits.
   const before = Date.now();
   let pid = pidEvidence(record, ctx.placement);
+  // A wrapper that another process (the spawner) reaps can be read mid-exit, its cgroup already left behind
+  // (an OOM kill of the whole task, say): "same-elsewhere" is waited out (bounded) before it is believed.
+  if (pid === "same-elsewhere") pid = await whileElsewhere(record, ctx.placement);
   // A record whose pid was never written is searched by id, and before its marker is read, like any process:
   // a wrapper that exits between the two then leaves its code to be read, never a spawn that seems lost.
   const found = record.state === "starting" && record.pid === null ? await ctx.placement.locate(record.id).catch(() => null) : null;
@@ -175,6 +178,12 @@ function sharedCgroupEvidence(record: TaskRecord, pid: PidEvidence, spawnerAlive
 
 /** How long evidence waits for a wrapper that has written its exit code to exit. */
 const WRAPPER_EXIT_WAIT_MS = 200;
+
+async function whileElsewhere(record: TaskRecord, placement: Placement): Promise<PidEvidence> {
+  let pid: PidEvidence = "same-elsewhere";
+  await waitUntil(() => (pid = pidEvidence(record, placement)) !== "same-elsewhere", WRAPPER_EXIT_WAIT_MS, 2);
+  return pid;
+}
 
 async function untilWrapperGone(record: TaskRecord, placement: Placement): Promise<PidEvidence> {
   let pid: PidEvidence = "same";
