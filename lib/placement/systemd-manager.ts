@@ -4,6 +4,9 @@ import { join } from "node:path";
 
 export type ManagerKind = "user" | "system";
 
+/** systemd 254 added `--expand-environment=`; 252 rejects it, and expands `$` in a transient unit's command line. */
+export const EXPAND_ENVIRONMENT_SINCE = 254;
+
 /**
  * Talks to one systemd manager (the user's or the system's) through
  * `systemctl`, every call bounded. Only ever given validated unit names.

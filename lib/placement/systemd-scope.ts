@@ -9,7 +9,7 @@ import { cgroupPopulated, findCgroup2Mount, killCgroup, readMemoryEvents, watchC
 import type { LocatedTask, MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "./placement.ts";
 import { type SpawnerHome, SystemdSpawnerHome } from "../spawner/spawner-home.ts";
 import { wrapperLeaderIn } from "./wrapper-leader.ts";
-import { firstLine, type ManagerKind, runBounded, SystemdManager } from "./systemd-manager.ts";
+import { EXPAND_ENVIRONMENT_SINCE, firstLine, type ManagerKind, runBounded, SystemdManager } from "./systemd-manager.ts";
 
 export interface SystemdScopeOptions {
   /** Unit prefix: `<prefix>-task-<id>.scope` in `<prefix>.slice`. Default `outlive`. */
@@ -22,8 +22,7 @@ export interface SystemdScopeOptions {
   commandTimeoutMs?: number;
 }
 
-/** systemd 254 added `--expand-environment=`; 252 rejects it, and does not expand. */
-export const EXPAND_ENVIRONMENT_SINCE = 254;
+export { EXPAND_ENVIRONMENT_SINCE } from "./systemd-manager.ts";
 /** How long `started` waits for systemd-run to exec the wrapper once the scope holds it. */
 const EXEC_WAIT_MS = 5000;
 

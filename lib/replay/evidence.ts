@@ -58,11 +58,9 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   const marker = readExitMarkerNow(ctx.paths.exit);
   // Seen between writing its exit code and exiting: the wrapper is about to go. Wait for that (bounded),
   // so that what the task left running is told apart from the wrapper itself.
-  // An exiting wrapper that another process (the spawner) reaps can be read mid-exit, its cgroup already
-  // left behind: "same-elsewhere" beside an exit code is that, and is waited out like a living wrapper.
-  if (marker.kind === "code" && (pid === "same" || pid === "absent" || pid === "same-elsewhere")) {
+  if (marker.kind === "code" && (pid === "same" || pid === "absent")) {
     await ctx.reaped?.(record);
-    if (pid === "same" || pid === "same-elsewhere") {
+    if (pid === "same") {
       pid = await untilWrapperGone(record, ctx.placement);
       lookedAt = Date.now();
     }

@@ -4,6 +4,7 @@ import { connect, type Socket } from "node:net";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { OutliveError } from "../errors.ts";
+import { waitUntil } from "../kill/process-group.ts";
 import { inspectPid, type LiveProcess } from "../proc/identity.ts";
 import { RpcEndpoint } from "../rpc/endpoint.ts";
 import { MAX_SOCKET_PATH } from "../rpc/socket-server.ts";
@@ -124,7 +125,7 @@ export class SpawnerClient {
       await ask(c, "exit").catch(() => {});
       c.endpoint.close();
     }
-    if (found) await waitGone(found.pid, found.startTime, 5000);
+    if (found) await waitUntil(() => inspectPid(found.pid)?.startTime !== found.startTime, 5000, 10);
     await this.o.home.stop();
     await unlink(this.recordPath).catch(() => {});
   }
@@ -248,11 +249,6 @@ function readRecord(path: string): SpawnerRecord | null {
   } catch {
     return null;
   }
-}
-
-async function waitGone(pid: number, startTime: string, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (inspectPid(pid)?.startTime === startTime && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
 }
 
 declare const Deno: unknown;

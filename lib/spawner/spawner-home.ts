@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { killCgroup, removeCgroup } from "../placement/cgroup-fs.ts";
-import { runBounded, type SystemdManager } from "../placement/systemd-manager.ts";
+import { EXPAND_ENVIRONMENT_SINCE, runBounded, type SystemdManager } from "../placement/systemd-manager.ts";
 import type { LiveProcess } from "../proc/identity.ts";
 
 /**
@@ -69,8 +69,6 @@ export class CgroupSpawnerHome implements SpawnerHome {
   }
 }
 
-/** systemd 254 added `--expand-environment=`; before it, `$` in a transient ExecStart is expanded, so it is doubled. */
-const EXPAND_ENVIRONMENT_SINCE = 254;
 /** Bound on systemd-run starting the spawner's unit. */
 const START_WITHIN_MS = 10_000;
 
