@@ -3,7 +3,9 @@
 // on tmpfs (/dev/shm), where fsync and file creation cost next to nothing: what no change to the record
 // write path can beat, so the part of the overhead the writes are.
 // Each step of the supervisor's spawn (its `onStep` reports, see lib/supervisor/task-steps.ts) is printed
-// under its row as a median gap, so what a spawn costs is told step by step.
+// under its row as a median gap, so what a spawn costs is told step by step. A fourth series, interleaved too,
+// spawns the task's processes and files alone, with no supervisor (bench/wrapper-floor.ts): the floor no change
+// to the supervisor can go below; and once more without the warden, so what the warden costs is told apart.
 // Run: npx tsc -p tsconfig.json && node dist/bench/spawn.js [--rounds N] [--container bookworm,trixie [--as user|root]]
 // (--container runs it inside each systemd container, where systemd-scope works too.)
 import { spawn } from "node:child_process";
@@ -16,6 +18,7 @@ import { Supervisor, type TaskStep } from "../lib/mod.ts";
 import { parseSuites, runBenchInContainer } from "./in-container.ts";
 import { workingPlacements } from "./placements.ts";
 import { median } from "./quantile.ts";
+import { wrapperFloor } from "./wrapper-floor.ts";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -96,6 +99,10 @@ for (const name of await workingPlacements(prefix, "  ")) {
   const ours: number[] = [];
   const bound: number[] = [];
   const kept: string[] = [];
+  const floor: number[] = [];
+  const noWarden: number[] = [];
+  const floorDir = mkdtempSync(join(tmpdir(), "outlive-bench-floor-"));
+  storages.push(floorDir);
   for (let i = 0; i < 5; i++) {
     await through(sup); // warm-up
     if (onTmpfs) await through(onTmpfs);
@@ -104,6 +111,8 @@ for (const name of await workingPlacements(prefix, "  ")) {
     base.push(await bare());
     ours.push(await through(sup, kept));
     if (onTmpfs) bound.push(await through(onTmpfs));
+    floor.push(await wrapperFloor(floorDir));
+    noWarden.push(await wrapperFloor(floorDir, { warden: false }));
   }
   await sup.close();
   await onTmpfs?.close();
@@ -115,5 +124,11 @@ for (const name of await workingPlacements(prefix, "  ")) {
       (onTmpfs ? `; storage on tmpfs ${median(bound).toFixed(2)} ms: ${(median(bound) / median(base)).toFixed(2)}x` : ""),
   );
   console.log(`    its steps (median ms): ${breakdown(kept)}`);
+  const floorRatio = median(floor) / median(base);
+  console.log(
+    `    the floor: the task's processes and files alone, no supervisor ${median(floor).toFixed(2)} ms: ${floorRatio.toFixed(2)}x ` +
+      `(${floorRatio >= TARGET ? "at or above the target: no change to the supervisor alone can meet it" : `leaves ${((TARGET - floorRatio) * median(base)).toFixed(2)} ms for the supervisor`}); ` +
+      `without the warden (no deadline, no output bound) ${median(noWarden).toFixed(2)} ms: ${(median(noWarden) / median(base)).toFixed(2)}x`,
+  );
   steps.clear();
 }
