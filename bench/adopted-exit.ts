@@ -2,7 +2,7 @@
 // marker: a supervisor starts tasks blocked on a FIFO and closes; a second
 // one adopts them; each FIFO is then written and the time until the second
 // supervisor reports the task ended is taken.
-// Run: npx tsc -p tsconfig.json && node dist/bench/adopted-exit.js [--tasks N]
+// Run: npm run build && node dist/bench/adopted-exit.js [--tasks N]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, openSync, rmSync, writeSync, closeSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -4,7 +4,7 @@
 // against a launch record of 20 servers; then the census with the cgroup
 // source (root with cgroup v2 only): a harness in a task cgroup of its own,
 // and the worst case, every sleeper in the leader's cgroup.
-// Run: npx tsc -p tsconfig.json && node dist/bench/census.js
+// Run: npm run build && node dist/bench/census.js
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

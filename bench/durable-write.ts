@@ -1,6 +1,6 @@
 // The alternatives for a durable record write, measured on this machine's disk in one run, interleaved,
 // as µs per record and as ratios against today's write (lib/store/atomic-write.ts).
-// Run: npx tsc -p tsconfig.json && node dist/bench/durable-write.js [--dir D] [--rounds N] [--per-round K]
+// Run: npm run build && node dist/bench/durable-write.js [--dir D] [--rounds N] [--per-round K]
 // `--dir` must be on the file system the storage lives on (default: the OS temp dir); a tmpfs measures nothing.
 import { mkdtempSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";

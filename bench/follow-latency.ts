@@ -4,7 +4,7 @@
 // follower subtracts it from the time it got the chunk. Baseline, in the same
 // run, on the same lines: a bare reader woken by fs.watch on the same
 // directory (the least any follower of a file can cost).
-// Run: npx tsc -p tsconfig.json && node dist/bench/follow-latency.js [--lines N]
+// Run: npm run build && node dist/bench/follow-latency.js [--lines N]
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
 // Per-event cost of the generation check: GenerationTable's output path vs
 // the same emit with no check, over a million events, in the same run.
-// Run: npx tsc -p tsconfig.json && node dist/bench/generation.js
+// Run: npm run build && node dist/bench/generation.js
 import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { GenerationTable, type OutputEvent, type ProcessSink, type ProcessSource } from "../lib/generation/mod.ts";

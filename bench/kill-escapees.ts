@@ -5,7 +5,7 @@
  * Target for cgroup-v2 and systemd-scope: within grace + 100 ms. For
  * process-group, what it leaves behind (then ended here, by pid).
  *
- *   npx tsc -p tsconfig.json && node dist/bench/kill-escapees.js [--rounds N] [--grace MS]
+ *   npm run build && node dist/bench/kill-escapees.js [--rounds N] [--grace MS]
  *       (cgroup-v2 and process-group here; root for cgroup-v2)
  *   node dist/bench/kill-escapees.js --container bookworm,trixie [--as user|root]
  *       (boots the systemd container and runs the same file inside, for systemd-scope)

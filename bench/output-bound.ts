@@ -2,7 +2,7 @@
 // default 32 MiB) against the same task with no bound, in one run, and the
 // disk each used (peak while it wrote, and at the end). Rounds alternate
 // no bound / bound; the median of the rounds' ratios is reported.
-// Run: npx tsc -p tsconfig.json && node dist/bench/output-bound.js [--mib 1024] [--rounds 5]
+// Run: npm run build && node dist/bench/output-bound.js [--mib 1024] [--rounds 5]
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

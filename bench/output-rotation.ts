@@ -5,7 +5,7 @@
 // often). Reported per way: throughput vs no bound in the same run, disk at
 // the end, and lines lost that the bound did not mean to drop (a gap
 // inside what was kept). Baseline: the same writer with no bound.
-// Run: npx tsc -p tsconfig.json && node dist/bench/output-rotation.js [--lines N] [--rounds 3]
+// Run: npm run build && node dist/bench/output-rotation.js [--lines N] [--rounds 3]
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -6,7 +6,7 @@
 // - throughput: `cat` of a 100 MB file on the terminal, to io/stdout vs out of a bare `script`'s pipe.
 // The bare PTY is util-linux `script` spawned directly (the same tool the holder uses, with no wrapper,
 // holder shell, FIFO, placement or record around it): Node has no PTY of its own.
-// Run: npx tsc -p tsconfig.json && node dist/bench/pty.js [--rounds N] [--mb M]
+// Run: npm run build && node dist/bench/pty.js [--rounds N] [--mb M]
 import { spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, watch, writeSync } from "node:fs";
 import { tmpdir } from "node:os";

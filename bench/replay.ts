@@ -1,5 +1,5 @@
 // Replay of many records (mixed states) at Supervisor.open, per record.
-// Run: npx tsc -p tsconfig.json && node dist/bench/replay.js [--records N]
+// Run: npm run build && node dist/bench/replay.js [--records N]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -8,7 +8,7 @@
  * ratios are against it; the absolute times are printed too, and for
  * N = 1,000 whether issue 16's target (<= 1.5 s) is met.
  *
- *   npx tsc -p tsconfig.json && node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000]
+ *   npm run build && node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000]
  *
  * `--counts` must include 0 (the baseline). The same file is the inside
  * part: the scenario driver imports its default export inside the

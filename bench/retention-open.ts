@@ -1,6 +1,6 @@
 // Open of a storage that has seen 100,000 finished tasks under the default retention, against the
 // open of an empty storage in the same run. Target: <= 1 s.
-// Run: npx tsc -p tsconfig.json && node dist/bench/retention-open.js [--tasks 100000] [--batches 10]
+// Run: npm run build && node dist/bench/retention-open.js [--tasks 100000] [--batches 10]
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -8,7 +8,7 @@
 // round trips per second one at a time, and with many in flight; then what
 // each server does with a bad line (not JSON, not a request, no method, an
 // unknown method), and whether it answers the next good one.
-// Run: npx tsc -p tsconfig.json && node dist/bench/rpc-library.js [--requests 5000] [--rounds 3] [--in-flight 64]
+// Run: npm run build && node dist/bench/rpc-library.js [--requests 5000] [--rounds 3] [--in-flight 64]
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import type { Readable, Writable } from "node:stream";

@@ -3,7 +3,7 @@
 // Throughput is tasks per second from the first start to the last exit; the ratio is ours / bare (target >= 0.5x).
 // A third series, interleaved, starts N tasks' processes and files alone, with no supervisor
 // (bench/wrapper-floor.ts): the most any change to the supervisor could reach.
-// Run: npx tsc -p tsconfig.json && node dist/bench/spawn-many.js [--tasks N] [--rounds R]
+// Run: npm run build && node dist/bench/spawn-many.js [--tasks N] [--rounds R]
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -6,7 +6,7 @@
 // under its row as a median gap, so what a spawn costs is told step by step. A fourth series, interleaved too,
 // spawns the task's processes and files alone, with no supervisor (bench/wrapper-floor.ts): the floor no change
 // to the supervisor can go below; and once more without the warden, so what the warden costs is told apart.
-// Run: npx tsc -p tsconfig.json && node dist/bench/spawn.js [--rounds N] [--container bookworm,trixie [--as user|root]]
+// Run: npm run build && node dist/bench/spawn.js [--rounds N] [--container bookworm,trixie [--as user|root]]
 // (--container runs it inside each systemd container, where systemd-scope works too.)
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statfsSync } from "node:fs";

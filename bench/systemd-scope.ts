@@ -4,7 +4,7 @@
  * own argv), interleaved in one run. Target: <= 1.1x. Needs a systemd
  * manager, so it runs inside the container:
  *
- *   npx tsc -p tsconfig.json && node dist/bench/systemd-scope.js --container bookworm,trixie [--as user|root] [--rounds N]
+ *   npm run build && node dist/bench/systemd-scope.js --container bookworm,trixie [--as user|root] [--rounds N]
  *
  * boots each container and runs `node /work/project/dist/bench/systemd-scope.js`
  * inside (that is also how to run it by hand where systemd is PID 1).

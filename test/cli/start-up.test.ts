@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { writeModuleRecorder } from "../support/module-recorder.ts";
 
 // A command loads only what it uses: `outlive --help` and `outlive ps` never load the TypeScript
 // compiler, the TOML parser, the census or the scenario harness. Every module the process resolves
@@ -11,18 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 const CLI = join(import.meta.dirname, "..", "..", "dist", "scripts", "outlive.js");
 const dir = mkdtempSync(join(tmpdir(), "outlive-start-up-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const recorder = join(dir, "record-modules.mjs");
-writeFileSync(recorder, `
-import { register } from "node:module";
-register("data:text/javascript," + encodeURIComponent(\`
-  import { appendFileSync } from "node:fs";
-  export async function resolve(specifier, context, next) {
-    const found = await next(specifier, context);
-    appendFileSync(process.env.OUTLIVE_TEST_MODULES, found.url + "\\\\n");
-    return found;
-  }
-\`));
-`);
+const recorder = writeModuleRecorder(dir);
 
 /** The CLI with the recorder; returns what it printed and every module URL it resolved. */
 async function loaded(name: string, ...args: string[]): Promise<{ out: string; modules: string[] }> {

@@ -27,7 +27,7 @@ describe("npm pack", () => {
     }
     for (const needed of [
       "package.json", "README.md", "deno.json",
-      "dist/lib/mod.js", "dist/lib/mod.d.ts", "lib/mod.ts",
+      "dist/lib/mod.js", "dist/lib/mod.d.ts", "lib/mod.ts", "dist/pkg/outlive.js",
       "dist/scripts/outlive.js", "scripts/outlive.ts",
       "dist/harness/mod.js", "dist/harness/mod.d.ts", "harness/mod.ts",
       "dist/harness/inside/driver.js", "dist/harness/inside/module/module.js", "harness/inside/module/module.ts",

@@ -24,7 +24,9 @@
 import { appendFileSync, existsSync, statSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { OutliveError, Supervisor, type SupervisorOptions } from "../../../lib/mod.ts";
+// By the package's name, as a user's supervisor imports it: Node loads the bundled library (dist/pkg/outlive.js,
+// scripts/bundle-lib.ts), which is what a restart pays before anything is adopted; Deno maps it to lib/mod.ts.
+import { OutliveError, Supervisor, type SupervisorOptions } from "outlive";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),

@@ -8,6 +8,7 @@
  * @module
  */
 import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
@@ -29,7 +30,8 @@ const FILE = "outlive-rpc.schema.json";
 /**
  * The absolute path of the schema file. Run from the sources (Deno, or a test
  * through vitest), it lies beside this module; run from the compiled `dist/`
- * (tsc copies no JSON), it is the package's `lib/` copy, three levels up.
+ * (tsc copies no JSON) or from the bundle (`dist/pkg/outlive.js`), it is the
+ * package's `lib/rpc/schema/` copy, found in the nearest folder above that has it.
  *
  * @example
  * ```ts
@@ -42,6 +44,11 @@ const FILE = "outlive-rpc.schema.json";
 export function rpcSchemaPath(): string {
   const beside = new URL(`./${FILE}`, import.meta.url);
   if (existsSync(beside)) return fileURLToPath(beside);
-  // dist/lib/rpc/schema/mod.js → <package>/lib/rpc/schema/outlive-rpc.schema.json
-  return fileURLToPath(new URL(`../../../../lib/rpc/schema/${FILE}`, import.meta.url));
+  // dist/lib/rpc/schema/mod.js or dist/pkg/outlive.js → <package>/lib/rpc/schema/outlive-rpc.schema.json
+  const here = fileURLToPath(import.meta.url);
+  for (let dir = dirname(here); dirname(dir) !== dir; dir = dirname(dir)) {
+    const copy = join(dir, "lib", "rpc", "schema", FILE);
+    if (existsSync(copy)) return copy;
+  }
+  throw new Error(`the wire protocol's schema (${FILE}) is neither beside ${here} nor in a lib/rpc/schema/ above it`);
 }
