@@ -71,6 +71,10 @@ export class SystemdScopePlacement implements Placement {
       if (!onPath("systemd-run")) return no("systemd-run is not installed or does not run (not found on PATH)");
       return no(kinds.map((kind, i) => `${kind} manager: ${unreachable[i]}`).join("; "));
     }
+    const managers = kinds.map((kind) => new SystemdManager(kind, this.options.commandTimeoutMs));
+    // The first manager is asked while systemd-run tells its version: one after the other, the two processes were
+    // about 20 ms of every supervisor's open in the container, and so of every restart before anything is adopted.
+    const firstProblem = managers[0].problem();
     const version = await runBounded("systemd-run", ["--version"], this.options.commandTimeoutMs).catch((e: Error) => e);
     if (version instanceof Error) return no(`systemd-run is not installed or does not run (${firstLine(version.message)})`);
     const v = Number(/systemd (\d+)/.exec(version)?.[1]);
@@ -78,9 +82,9 @@ export class SystemdScopePlacement implements Placement {
     if (!Number.isInteger(v)) return no(`cannot read the systemd version from ${JSON.stringify(firstLine(version))}`);
     if (v < 236) return no(`systemd ${v} is too old (236 or later is needed for --collect)`);
     const why: string[] = [];
-    for (const kind of kinds) {
-      const manager = new SystemdManager(kind, this.options.commandTimeoutMs);
-      const problem = await manager.problem();
+    for (const [i, manager] of managers.entries()) {
+      const kind = manager.kind;
+      const problem = i === 0 ? await firstProblem : await manager.problem();
       if (!problem) {
         this.resolved = { manager, version: v };
         details.manager = kind;

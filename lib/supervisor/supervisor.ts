@@ -23,7 +23,7 @@ import type { CompletionSubscription } from "./completion-feed.ts";
 import type { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type SupervisorOptions } from "./options.ts";
 import { type Rooms, wireRooms } from "./rooms.ts";
-import { cleanUpAtStartup, forEachPlacedTask } from "./startup-cleanup.ts";
+import { cleanUpAtStartup, forEachPlacedTask, listPlacedTasks } from "./startup-cleanup.ts";
 
 export type { KillResult } from "../kill/task-kills.ts";
 export type { ReplayReport } from "../replay/replay-at-open.ts";
@@ -357,6 +357,8 @@ export class Supervisor {
 
   /** Replay at open, then: keys taken again, generations resumed, completions queued, leftovers cleaned up. */
   private async replay(): Promise<void> {
+    // Listed while replay runs (some 10 ms a restart in the container); only the records, decided after, say what is stopped.
+    const placed = this.options.readOnly ? null : listPlacedTasks(Object.values(this.placements), this.placement).catch(() => []);
     const { records, unreadable } = await this.store.loadAll();
     this.table.load(records);
     const apply = !this.options.readOnly;
@@ -383,7 +385,7 @@ export class Supervisor {
     for (const record of this.list()) {
       if (isTerminal(record.state) && !record.acknowledgedAt) this.queue.push(record);
     }
-    Object.assign(this.replayReport, await cleanUpAtStartup(Object.values(this.placements), this.placement, this.table));
+    Object.assign(this.replayReport, await cleanUpAtStartup(await placed!, this.table));
   }
 
   private assertWritable(): void {
