@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,7 +21,11 @@ const NO_FLUSH: Record<string, RegExp[]> = {
   "lib/store/record-reserve.js": [/if \(durable\)\s*fdatasyncSync\(fd\);/, /if \(durable\)\s*await syncPath\(dir\);/],
 };
 
-/** A copy of the built tree, inside the project (so its imports find node_modules), with NO_FLUSH applied. */
+/**
+ * A copy of the built tree, inside the project (so its imports find node_modules), with NO_FLUSH applied,
+ * and its library bundle made again from it: the module imports "outlive", which is that bundle
+ * (dist/pkg/outlive.js, scripts/bundle-lib.ts), not the files changed here.
+ */
 function mutantWithoutFlushes(dir: string): string {
   const root = projectRoot();
   mkdirSync(dir, { recursive: true });
@@ -35,6 +40,11 @@ function mutantWithoutFlushes(dir: string): string {
       text = text.replace(t, "/* flush removed for the test */");
     }
     writeFileSync(path, text);
+  }
+  execFileSync(process.execPath, [join(dir, "dist", "scripts", "bundle-lib.js")], { stdio: "ignore" });
+  const bundle = readFileSync(join(dir, "dist", "pkg", "outlive.js"), "utf8");
+  for (const t of Object.values(NO_FLUSH).flat()) {
+    if (new RegExp(t.source).test(bundle)) throw new Error(`the mutant's bundle still has ${t} (bundle-lib.js did not bundle the changed files)`);
   }
   return join(dir, "dist");
 }
