@@ -1,6 +1,7 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { projectRoot } from "../../shared/project-root.ts";
+import { hostDebianMirror } from "./apt-mirror.ts";
 import { ENGINE_NAMES, ENGINES, type EngineName, isEngineName } from "./engines.ts";
 import { defaultCacheDir } from "./cache-dir.ts";
 import { ContainerError } from "./errors.ts";
@@ -54,7 +55,12 @@ export interface ContainerOptions {
    * works without saying so.
    */
   nodePath?: string;
-  /** Debian mirror for debootstrap. Default `http://deb.debian.org/debian`. */
+  /**
+   * Debian mirror for debootstrap and the guest image's kernel. Default: the
+   * one this host's apt uses (`hostDebianMirror`: the first `deb` entry whose
+   * path ends in /debian, in /etc/apt/sources.list.d/*.sources or
+   * /etc/apt/sources.list); a build with neither says so.
+   */
   mirror?: string;
   /**
    * The podman/docker client to run, a name on PATH or a path (e.g.
@@ -121,7 +127,6 @@ export const DEFAULTS = {
   user: "outlive",
   uid: 1000,
   nodePath: /(^|\/)node$/.test(process.execPath) ? process.execPath : "/usr/bin/node",
-  mirror: "http://deb.debian.org/debian",
   buildTimeoutMs: 15 * 60_000,
   bootTimeoutMs: 60_000,
   stopTimeoutMs: 15_000,
@@ -176,8 +181,9 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
   const projectDir = absolutePath("projectDir", options.projectDir, projectRoot());
   const cacheDir = absolutePath("cacheDir", options.cacheDir, defaultCacheDir());
   const nodePath = absolutePath("nodePath", options.nodePath, DEFAULTS.nodePath);
-  const mirror = options.mirror ?? DEFAULTS.mirror;
-  if (typeof mirror !== "string" || !/^https?:\/\//.test(mirror)) fail("mirror", "an http(s) URL", mirror);
+  // "" when neither the option nor the host's apt names one: only a build needs it, and says so (requireMirror).
+  const mirror = options.mirror ?? hostDebianMirror() ?? "";
+  if (options.mirror !== undefined && (typeof mirror !== "string" || !/^https?:\/\//.test(mirror))) fail("mirror", "an http(s) URL", mirror);
   const ociCommand = options.ociCommand ?? null;
   if (ociCommand !== null && (typeof ociCommand !== "string" || !/^[\w./+-]+$/.test(ociCommand))) fail("ociCommand", "a command name or path", ociCommand);
   const qemuCommand = options.qemuCommand ?? DEFAULTS.qemuCommand;
@@ -236,4 +242,13 @@ export function linkedNodeModules(projectDir: string): Bind[] {
   } catch {
     return [];
   }
+}
+
+/** The mirror a build takes its packages from; a ContainerError naming where it was looked for when there is none. */
+export function requireMirror(options: Pick<ResolvedOptions, "mirror">, what: string): string {
+  if (options.mirror) return options.mirror;
+  throw new ContainerError(
+    "build-failed",
+    `cannot build ${what}: no Debian mirror; this host's apt names none (no \`deb\` entry ending in /debian in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list): set the \`mirror\` option`,
+  );
 }

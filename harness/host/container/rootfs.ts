@@ -3,7 +3,7 @@ import { basename, join } from "node:path";
 import { readProcStat } from "../../../lib/proc/stat.ts";
 import { runCommand } from "./command.ts";
 import { ContainerError } from "./errors.ts";
-import type { ResolvedOptions } from "./options.ts";
+import { requireMirror, type ResolvedOptions } from "./options.ts";
 import { requireRoot, requireTool } from "./preconditions.ts";
 import { checkCacheDir } from "./cache-dir.ts";
 import { PACKAGES, cacheEntryDir, recipeFor, recipeHash, setupScriptPath, type Recipe } from "./recipe.ts";
@@ -54,6 +54,7 @@ export async function ensureRootfs(options: ResolvedOptions, log: Log = () => {}
   if (isReady(entry, recipe, hash)) return { rootfs: join(entry, "rootfs"), entry, hash, buildMs: null };
 
   requireRoot();
+  requireMirror(options, `the ${recipe.suite} root file system`);
   await requireTool("debootstrap", "debootstrap");
   await requireTool("chroot", "coreutils");
   await removeAbandonedBuilds(options.cacheDir, log);

@@ -5,7 +5,7 @@ import { readProcStat } from "../../../lib/proc/stat.ts";
 import { runCommand } from "./command.ts";
 import { ContainerError } from "./errors.ts";
 import { removeTree, unmountUnder } from "./mounts.ts";
-import type { ResolvedOptions } from "./options.ts";
+import { requireMirror, type ResolvedOptions } from "./options.ts";
 import { SUITE_SPECS } from "./suites.ts";
 import { requireRoot, requireTool } from "./preconditions.ts";
 import { ensureRootfs, type Log } from "./rootfs.ts";
@@ -147,7 +147,7 @@ export async function ensureGuestImage(options: ResolvedOptions, log: Log): Prom
 
   requireRoot();
   if (recipe.kernelFrom) {
-    const unserved = await kernelReleaseUnserved(options.mirror, recipe.kernelFrom);
+    const unserved = await kernelReleaseUnserved(requireMirror(options, `the ${recipe.suite} guest image`), recipe.kernelFrom);
     if (unserved) throw new ContainerError("build-failed", `cannot build the ${recipe.suite} guest image: ${unserved}`);
   }
   await requireTool("mkfs.ext4", "e2fsprogs");
