@@ -16,7 +16,11 @@ export interface SystemdScopeOptions {
   prefix?: string;
   /** `auto` (default): the user manager when reachable, else the system manager when root. */
   manager?: "auto" | ManagerKind;
-  /** TimeoutStopSec of each scope: how long a stop by systemd waits between TERM and KILL. Default 2 s. */
+  /**
+   * TimeoutStopSec of each scope: how long a stop by systemd waits between TERM and KILL. Default 5 s: room for
+   * the wrapper's ask whether the host is stopping (bounded at 3 s), which a shutdown on a slow machine needs
+   * (with 2 s, a TCG guest's clean reboot left the task's end `lost` or without its reason in CI).
+   */
   stopTimeoutSeconds?: number;
   /** Bound on every systemctl call. Default 10000 ms. */
   commandTimeoutMs?: number;
@@ -55,7 +59,7 @@ export class SystemdScopePlacement implements Placement {
     this.options = {
       prefix: options.prefix ?? "outlive",
       manager: options.manager ?? "auto",
-      stopTimeoutSeconds: options.stopTimeoutSeconds ?? 2,
+      stopTimeoutSeconds: options.stopTimeoutSeconds ?? 5,
       commandTimeoutMs: options.commandTimeoutMs ?? 10_000,
     };
     this.prefix = this.options.prefix;

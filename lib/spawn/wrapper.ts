@@ -90,8 +90,9 @@ import type { TaskCommand } from "../store/record.ts";
  *   time dates the end instead. Made with noclobber, so whatever already
  *   stands at that name (a planted symlink) is never written through. * - A wrapper that got SIGTERM asks systemd, before it writes the exit code,
  *   whether the system is stopping (`systemctl is-system-running`, bounded
- *   at 1 s, half the scope's default stop timeout, after which systemd sends
- *   KILL; only on a TERM, so a task's ordinary end costs nothing) and, if
+ *   at 3 s, under the scope's default stop timeout of 5 s, after which
+ *   systemd sends KILL: at a shutdown on a slow machine the answer took over
+ *   1 s; only on a TERM, so a task's ordinary end costs nothing) and, if
  *   so, makes `io/host-stopping`: a clean shutdown or reboot ended the
  *   task, which is what its end must say after the reboot.
  */
@@ -150,7 +151,7 @@ trap 'got_term=1' TERM
 ) 2>&4 3>&- 4>&-
 rc=$?
 { set -C; true >"\${timedout%/*}/ended"; } 2>/dev/null; set +C
-if [ -n "$got_term" ] && [ "$(timeout 1 systemctl is-system-running 2>/dev/null)" = stopping ]; then
+if [ -n "$got_term" ] && [ "$(timeout 3 systemctl is-system-running 2>/dev/null)" = stopping ]; then
   { set -C; true >"\${timedout%/*}/host-stopping"; } 2>/dev/null; set +C
 fi
 if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd 2>/dev/null; fi

@@ -64,7 +64,7 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
       "-p",
       "RuntimeMaxSec=3661",
       "-p",
-      "TimeoutStopSec=2s",
+      "TimeoutStopSec=5s",
       ...(version >= EXPAND_ENVIRONMENT_SINCE ? ["--expand-environment=no"] : []),
     ]);
     expect(plan.location).toEqual({ unit: `${PREFIX}-task-t-00000000000000aa.scope`, manager });
