@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hostDebianMirror } from "../../harness/host/container/apt-mirror.ts";
-import { requireMirror, resolveOptions } from "../../harness/host/container/options.ts";
+import { hostDebianMirror, requireMirror } from "../../harness/host/container/apt-mirror.ts";
+import { resolveOptions } from "../../harness/host/container/options.ts";
 
 // The containers are built from the mirror this host's apt uses (no mirror's name is written into outlive):
 // read from real apt source files, as apt keeps them, in folders of their own.

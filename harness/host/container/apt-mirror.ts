@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ContainerError } from "./errors.ts";
 
 /**
  * The Debian mirror this host's own apt uses, for debootstrap and the guest
@@ -73,4 +74,13 @@ function fromOneLine(text: string): string | null {
     if (found) return found;
   }
   return null;
+}
+
+/** The mirror a build takes its packages from; a ContainerError naming where it was looked for when there is none. */
+export function requireMirror(options: { mirror: string }, what: string): string {
+  if (options.mirror) return options.mirror;
+  throw new ContainerError(
+    "build-failed",
+    `cannot build ${what}: no Debian mirror; this host's apt names none (no \`deb\` entry ending in /debian in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list): set the \`mirror\` option`,
+  );
 }

@@ -243,12 +243,3 @@ export function linkedNodeModules(projectDir: string): Bind[] {
     return [];
   }
 }
-
-/** The mirror a build takes its packages from; a ContainerError naming where it was looked for when there is none. */
-export function requireMirror(options: Pick<ResolvedOptions, "mirror">, what: string): string {
-  if (options.mirror) return options.mirror;
-  throw new ContainerError(
-    "build-failed",
-    `cannot build ${what}: no Debian mirror; this host's apt names none (no \`deb\` entry ending in /debian in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list): set the \`mirror\` option`,
-  );
-}
