@@ -24,14 +24,13 @@ that is no file runs outlive's own scenario of that name.
   --systemd V    one systemd version (252 = Debian bookworm, 257 = trixie); default both
   --engine E     the container engine (auto, nspawn, podman, docker, host, vm); default auto
   --runtime R    what runs the scenario's code inside: node (default; .ts stripped by Node itself
-                 where it can, else through TypeScript's transpiler, which is then needed:
-                 npm i -D typescript; no build step) or deno (from node_modules/.bin/deno of the
-                 file's project)
+                 where it can, else by outlive's own esbuild; no build step) or deno (from
+                 node_modules/.bin/deno of the file's project)
   --reports DIR  where <scenario>-<suite>/ report folders go; default reports/ beside each file
   --json FILE    write {passed, failed, skipped, reproduced, results:[…]} to FILE
   --cache DIR    root file systems (default $OUTLIVE_CONTAINER_CACHE, else $XDG_CACHE_HOME/outlive, else ~/.cache/outlive)
 Exit: one scenario on one version → its verdict (0 pass or reproduced, 1 fail, 77 skip);
-otherwise 1 if any failed, else 0; 69 when a .ts file needs the compiler and it is not installed.`;
+otherwise 1 if any failed, else 0; 69 when a .ts file needs outlive's esbuild and it cannot be found.`;
 
 export async function scenarioCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;

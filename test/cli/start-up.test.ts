@@ -33,7 +33,7 @@ async function loadedFrom(entry: string, name: string, ...args: string[]): Promi
 const BIN = join(import.meta.dirname, "..", "..", "dist", "scripts", "bin.js");
 const BUNDLE = join(import.meta.dirname, "..", "..", "dist", "cli", "outlive.js");
 
-const HEAVY = [/\/node_modules\/typescript\//, /\/node_modules\/smol-toml\//, /\/dist\/lib\/census\//, /\/dist\/harness\//, /\/dist\/lib\/mod\.js$/];
+const HEAVY = [/\/node_modules\/typescript\//, /\/node_modules\/esbuild\//, /\/node_modules\/smol-toml\//, /\/dist\/lib\/census\//, /\/dist\/harness\//, /\/dist\/lib\/mod\.js$/];
 
 describe("start-up", () => {
   it("outlive --help loads no command module, no compiler, no TOML parser", async () => {

@@ -10,8 +10,8 @@ import { leftoversOf } from "./leftovers.ts";
 import { cli } from "./cli-process.ts";
 
 // The README's promise, as a user keeps it: a project OUTSIDE this repository installs the
-// packed outlive (`npm i -D ./outlive-x.tgz`, from the npm cache where it can; with typescript, which
-// outlive no longer brings: Node 20 needs it for .ts scenarios, and the project type-checks), keeps the
+// packed outlive (`npm i -D ./outlive-x.tgz`, from the npm cache where it can; with typescript, for
+// the project's own type check: no Node needs it to run a .ts scenario), keeps the
 // README's two scenario files in scenarios/, type-checks them against `outlive/harness`, and
 // runs them with `npx outlive scenario run` on systemd 252 and 257, under Node and under Deno.
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

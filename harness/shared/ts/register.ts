@@ -6,8 +6,8 @@
 import * as nodeModule from "node:module";
 import { nodeStripsTypes } from "./strip-types.ts";
 
-/** The compiler a Node without type stripping needs for `.ts` files: an optional peer dependency of outlive. */
-export const COMPILER_PACKAGE = "typescript";
+/** What strips types for a Node that cannot (hooks.ts): a dependency of outlive's own, so nothing for the user to install. */
+export const STRIPPER_PACKAGE = "esbuild";
 
 /**
  * A `.ts` file cannot be loaded because a package it needs is not installed.
@@ -27,8 +27,9 @@ let registered = false;
 
 /**
  * Why `.ts` files cannot be imported in this process, or null when they can:
- * Deno, a Node that strips types itself, or an older Node with the
- * TypeScript compiler installed where this package can import it.
+ * Deno, a Node that strips types itself, or an older Node where outlive's
+ * own esbuild can be imported (an install that left out its platform's
+ * binary package, `--omit=optional`, cannot).
  */
 export function typeScriptProblem(): MissingDependencyError | string | null {
   if ("Deno" in globalThis) return null;
@@ -36,12 +37,12 @@ export function typeScriptProblem(): MissingDependencyError | string | null {
   if (typeof (nodeModule as any).register !== "function") return `this Node (${process.version}) cannot load module hooks; use Node >= 20.6 or Deno`;
   if (nodeStripsTypes()) return null;
   try {
-    import.meta.resolve(COMPILER_PACKAGE);
+    import.meta.resolve(STRIPPER_PACKAGE);
     return null;
   } catch {
-    return new MissingDependencyError(COMPILER_PACKAGE,
-      `this Node (${process.version}) does not strip TypeScript types itself, and the package "${COMPILER_PACKAGE}" is not installed: ` +
-      `install it (npm install --save-dev ${COMPILER_PACKAGE}), or run on Node >= 23.6 (22.6+ with --experimental-strip-types), or write the scenario in .js`);
+    return new MissingDependencyError(STRIPPER_PACKAGE,
+      `this Node (${process.version}) does not strip TypeScript types itself, and outlive's dependency "${STRIPPER_PACKAGE}" cannot be found: ` +
+      `reinstall outlive with its dependencies (npm install, without --omit=optional), or run on Node >= 23.6 (22.6+ with --experimental-strip-types), or write the scenario in .js`);
   }
 }
 
