@@ -1,5 +1,5 @@
 // The alternatives for a durable record write, measured on this machine's disk in one run, interleaved,
-// as µs per record and as ratios against today's write (lib/store/atomic-write.ts).
+// as µs per record and as ratios against today's write (lib/store/write/atomic-write.ts).
 // Run: npm run build && node dist/bench/durable-write.js [--dir D] [--rounds N] [--per-round K]
 // `--dir` must be on the file system the storage lives on (default: the OS temp dir); a tmpfs measures nothing.
 import { mkdtempSync, rmSync, statfsSync } from "node:fs";

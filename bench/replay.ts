@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { bootId, SCHEMA_VERSION, Supervisor, type TaskRecord, taskPaths } from "../lib/mod.ts";
-import { syncFileSystem } from "../lib/store/atomic-batch.ts";
+import { syncFileSystem } from "../lib/store/write/atomic-batch.ts";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),

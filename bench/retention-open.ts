@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { bootId, DEFAULT_RETENTION, SCHEMA_VERSION, Supervisor, type TaskRecord, taskPaths } from "../lib/mod.ts";
-import { syncFileSystem } from "../lib/store/atomic-batch.ts";
+import { syncFileSystem } from "../lib/store/write/atomic-batch.ts";
 import { median } from "./quantile.ts";
 
 const { values } = parseArgs({ args: process.argv.slice(2), options: { tasks: { type: "string", default: "100000" }, batches: { type: "string", default: "10" } } });

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Supervisor } from "../lib/mod.ts";
-import type { TaskRecord } from "../lib/store/record.ts";
+import type { TaskRecord } from "../lib/store/record/record.ts";
 import { median, quantile } from "./quantile.ts";
 import { ServeClient } from "./serve-client.ts";
 

@@ -3,10 +3,10 @@ import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { type FileHandle, open, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFilesAtomic } from "../lib/store/atomic-batch.ts";
-import { syncPath, tempPathFor, writeFileAtomic } from "../lib/store/atomic-write.ts";
+import { writeFilesAtomic } from "../lib/store/write/atomic-batch.ts";
+import { syncPath, tempPathFor, writeFileAtomic } from "../lib/store/write/atomic-write.ts";
 import { TaskStore } from "../lib/store/task-store.ts";
-import type { TaskRecord } from "../lib/store/record.ts";
+import type { TaskRecord } from "../lib/store/record/record.ts";
 
 /** A record as the store writes one: pretty-printed JSON, about a kilobyte. */
 export const RECORD = `${JSON.stringify({

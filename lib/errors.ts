@@ -30,7 +30,7 @@ export type OutliveErrorCode =
  * @example
  * ```ts
  * import { OutliveError } from "./errors.ts";
- * import { checkTaskId } from "./store/task-id.ts";
+ * import { checkTaskId } from "./store/record/task-id.ts";
  * try {
  *   checkTaskId("../etc");
  * } catch (error) {

@@ -36,8 +36,7 @@ export * from "./agent/mod.ts";
 export * from "./generation/mod.ts";
 export * from "./pty/mod.ts";
 export * from "./retention/mod.ts";
-export {
-  askHolder, connectHolder, controlSocketPath, type HolderConnection, holderAnswers, METHODS, type MethodName, NO_HOLDER,
-  openSession, PROTOCOL_VERSIONS, RPC_ERRORS, RPC_SCHEMA_ID, RpcError, rpcSchemaPath, type Session, type SessionOptions,
-} from "./rpc/mod.ts";
+export { controlSocketPath, METHODS, type MethodName, PROTOCOL_VERSIONS, RPC_ERRORS, RPC_SCHEMA_ID, RpcError, rpcSchemaPath } from "./rpc/mod.ts";
+export { askHolder, connectHolder, type HolderConnection, holderAnswers, NO_HOLDER } from "./control/mod.ts";
+export { openSession, type Session, type SessionOptions } from "./session/mod.ts";
 export * from "./spawner/mod.ts";

@@ -9,7 +9,7 @@ import type { Scenario } from "../shared/define.ts";
 import { ScenarioSkip } from "../shared/skip.ts";
 import type { Check, Incarnation, Mark } from "../shared/report.ts";
 import { ScenarioDaemon } from "./scenario-daemon.ts";
-import { cgroupKillRefusal } from "../../lib/placement/cgroup-v2.ts";
+import { cgroupKillRefusal } from "../../lib/placement/cgroup-v2/cgroup-v2.ts";
 
 // deno-lint-ignore no-explicit-any
 type Message = Record<string, any>;

@@ -1,6 +1,6 @@
 import { censusError } from "../census/census-error.ts";
-import type { CensusProcess, ProcessSnapshot } from "../census/process-list.ts";
-import type { CensusResult, LeaderIdentity } from "../census/under-leader.ts";
+import type { CensusProcess, ProcessSnapshot } from "../census/scan/process-list.ts";
+import type { CensusResult, LeaderIdentity } from "../census/decide/under-leader.ts";
 
 export type AgentLeader = { ok: true; leader: LeaderIdentity; process: CensusProcess } | Extract<CensusResult, { ok: false }>;
 

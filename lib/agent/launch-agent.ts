@@ -1,8 +1,8 @@
-import { agentKindOf, readLaunchRecord, type AgentKindField, type LaunchRecord, type LaunchRecordOptions } from "../census/launch-record.ts";
+import { agentKindOf, readLaunchRecord, type AgentKindField, type LaunchRecord, type LaunchRecordOptions } from "../census/agent-config/launch-record.ts";
 import { describeValue, OutliveError } from "../errors.ts";
 import type { RunSpec } from "../supervisor/options.ts";
 import type { Supervisor } from "../supervisor/supervisor.ts";
-import type { TaskRecord } from "../store/record.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 import { writeLaunchRecordFile } from "./record-file.ts";
 
 /**

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { censusError, describeThrown, errnoCode, type CensusError } from "../census/census-error.ts";
-import type { LaunchRecord } from "../census/launch-record.ts";
-import { writeFileAtomic } from "../store/atomic-write.ts";
+import type { LaunchRecord } from "../census/agent-config/launch-record.ts";
+import { writeFileAtomic } from "../store/write/atomic-write.ts";
 import { taskLaunchRecordPath, taskPaths } from "../store/layout.ts";
-import { checkTaskId } from "../store/task-id.ts";
+import { checkTaskId } from "../store/record/task-id.ts";
 
 /**
  * Where a launched harness's launch record lives: in its task's directory,

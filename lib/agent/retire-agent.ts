@@ -1,7 +1,7 @@
 import { censusError } from "../census/census-error.ts";
-import { decideIdle, type IdleDecision } from "../census/decision.ts";
-import { DEFAULT_INTERPRETERS } from "../census/server-spec.ts";
-import { takeSnapshot } from "../census/snapshot.ts";
+import { decideIdle, type IdleDecision } from "../census/decide/decision.ts";
+import { DEFAULT_INTERPRETERS } from "../census/agent-config/server-spec.ts";
+import { takeSnapshot } from "../census/scan/snapshot.ts";
 import { takeCensus } from "../census/take-census.ts";
 import type { KillResult, Supervisor } from "../supervisor/supervisor.ts";
 import { agentLeader } from "./agent-leader.ts";

@@ -25,9 +25,9 @@
  */
 
 /** Every process now, from `/proc` (or `ps` elsewhere). See {@link takeSnapshot}'s example. */
-export { takeSnapshot, type CensusProcess, type ProcessSnapshot, type ProcessSnapshotOptions } from "./snapshot.ts";
+export { takeSnapshot, type CensusProcess, type ProcessSnapshot, type ProcessSnapshotOptions } from "./scan/snapshot.ts";
 /** Parses `ps -axww -o pid=,ppid=,pgid=,stat=,args=`. See its example. */
-export { parsePsOutput, PS_ARGS } from "./ps-scan.ts";
+export { parsePsOutput, PS_ARGS } from "./scan/ps-scan.ts";
 /** What runs under a leader, failing closed. See {@link underLeader}'s example. */
 export {
   underLeader,
@@ -39,16 +39,16 @@ export {
   type LeaderIdentity,
   type MemberReason,
   type UnderLeaderOptions,
-} from "./under-leader.ts";
+} from "./decide/under-leader.ts";
 /** The census from every source: parent chain, group, the leader's own cgroup. See {@link takeCensus}'s example. */
 export { takeCensus, type CensusOptions } from "./take-census.ts";
 /** Which cgroup is the leader's own, failing closed on shared ones. See {@link pickLeaderCgroup}'s example. */
-export { pickLeaderCgroup, TASK_CGROUP_NAME, type CgroupChoice, type CgroupPick, type CgroupPickInput } from "./cgroup-choice.ts";
+export { pickLeaderCgroup, TASK_CGROUP_NAME, type CgroupChoice, type CgroupPick, type CgroupPickInput } from "./decide/cgroup-choice.ts";
 /** Every pid in a cgroup and below it. See {@link readCgroupMembers}'s example. */
-export { readCgroupMembers, type CgroupMembers } from "./cgroup-members.ts";
+export { readCgroupMembers, type CgroupMembers } from "./scan/cgroup-members.ts";
 /** Versioned interpreter names (`python3.11`) and npm's rewritten `npx` title. */
-export { isInterpreter } from "./interpreter-name.ts";
-export { argvIsNpxTitle, npxTitle } from "./launcher-title.ts";
+export { isInterpreter } from "./recognise/interpreter-name.ts";
+export { argvIsNpxTitle, npxTitle } from "./recognise/launcher-title.ts";
 /** The MCP servers an agent's configs named at launch. See {@link readLaunchRecord}'s example. */
 export {
   readLaunchRecord,
@@ -58,20 +58,20 @@ export {
   type LaunchRecord,
   type LaunchRecordOptions,
   type LaunchServer,
-} from "./launch-record.ts";
+} from "./agent-config/launch-record.ts";
 /** Claude Code's and Codex's config sources, as pure parsers. */
-export { claudeArgvConfigs, claudeJsonPath, type ClaudeArgvConfigs } from "./claude-config.ts";
-export { codexConfigPath, serversFromCodexToml } from "./codex-config.ts";
-export { serversFromTable, type SourceServers } from "./server-table.ts";
-export { checkServerSpec, DEFAULT_INTERPRETERS, type ServerSpec, type SpecCheck } from "./server-spec.ts";
-export { DEFAULT_MAX_CONFIG_BYTES } from "./config-file.ts";
-export { findOnPath, lookUpPath, type PathMatch } from "./program-path.ts";
+export { claudeArgvConfigs, claudeJsonPath, type ClaudeArgvConfigs } from "./agent-config/claude-config.ts";
+export { codexConfigPath, serversFromCodexToml } from "./agent-config/codex-config.ts";
+export { serversFromTable, type SourceServers } from "./agent-config/server-table.ts";
+export { checkServerSpec, DEFAULT_INTERPRETERS, type ServerSpec, type SpecCheck } from "./agent-config/server-spec.ts";
+export { DEFAULT_MAX_CONFIG_BYTES } from "./agent-config/config-file.ts";
+export { findOnPath, lookUpPath, type PathMatch } from "./recognise/program-path.ts";
 /** outlive's own processes in a task (wrapper, warden, PTY holder), named in one line. See {@link outliveProcess}'s example. */
-export { outliveProcess, outliveProcessTitle, type OutliveProcess, type ProcessShape } from "./outlive-process.ts";
+export { outliveProcess, outliveProcessTitle, type OutliveProcess, type ProcessShape } from "./recognise/outlive-process.ts";
 /** Which processes are servers, the servers' own, or real work. */
-export { argvRunsServer, classifyMembers, type ClassifiedMember, type CensusRole } from "./classify.ts";
+export { argvRunsServer, classifyMembers, type ClassifiedMember, type CensusRole } from "./decide/classify.ts";
 /** Retire or keep. See {@link mayRetireIdle}'s example. */
-export { decideIdle, mayRetireIdle, type BlockingProcess, type IdleDecision, type MayRetireOptions } from "./decision.ts";
+export { decideIdle, mayRetireIdle, type BlockingProcess, type IdleDecision, type MayRetireOptions } from "./decide/decision.ts";
 /** One refusal line per session per interval, from a stored time. */
 export {
   DEFAULT_REFUSAL_INTERVAL_MS,

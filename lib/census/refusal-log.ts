@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { censusError, describeThrown, type CensusError } from "./census-error.ts";
-import type { IdleDecision } from "./decision.ts";
+import type { IdleDecision } from "./decide/decision.ts";
 
 /**
  * At most one refusal line per session in this many milliseconds.

@@ -2,12 +2,12 @@ import { join } from "node:path";
 import { findCgroup2Mount } from "../placement/cgroup-fs.ts";
 import { readCgroup } from "../proc/cgroup.ts";
 import { censusError, describeThrown, type CensusError } from "./census-error.ts";
-import { pickLeaderCgroup, type CgroupChoice } from "./cgroup-choice.ts";
-import { readCgroupMembers } from "./cgroup-members.ts";
-import { readProcess } from "./proc-scan.ts";
-import type { CensusProcess, ProcessSnapshot } from "./process-list.ts";
-import { takeSnapshot, type ProcessSnapshotOptions } from "./snapshot.ts";
-import { underLeader, type CensusResult, type CgroupSource, type LeaderIdentity } from "./under-leader.ts";
+import { pickLeaderCgroup, type CgroupChoice } from "./decide/cgroup-choice.ts";
+import { readCgroupMembers } from "./scan/cgroup-members.ts";
+import { readProcess } from "./scan/proc-scan.ts";
+import type { CensusProcess, ProcessSnapshot } from "./scan/process-list.ts";
+import { takeSnapshot, type ProcessSnapshotOptions } from "./scan/snapshot.ts";
+import { underLeader, type CensusResult, type CgroupSource, type LeaderIdentity } from "./decide/under-leader.ts";
 
 export interface CensusOptions extends ProcessSnapshotOptions {
   /** A snapshot already taken (one scan for many leaders); by default a new one. */

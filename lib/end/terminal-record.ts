@@ -1,5 +1,5 @@
 import type { OutputSummary } from "../observe/output-tail.ts";
-import { type FinishedAtSource, schemaVersionFor, type TaskRecord, type TaskState } from "../store/record.ts";
+import { type FinishedAtSource, schemaVersionFor, type TaskRecord, type TaskState } from "../store/record/record.ts";
 
 /** How a task ended: what a terminal record says. */
 export interface TaskEnd {

@@ -1,7 +1,7 @@
 import { GenerationTable } from "./table.ts";
 import type { ExitEvent, RetiredEvent } from "./events.ts";
 import type { KillSignal, ProcessHandle, ProcessSink } from "./handle.ts";
-import type { TaskRecord } from "../store/record.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 
 /**
  * A task started under a key, as the generation table sees it: the handle

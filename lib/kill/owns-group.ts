@@ -1,6 +1,6 @@
 import type { Placement } from "../placement/placement.ts";
 import { inspectPid } from "../proc/identity.ts";
-import type { TaskRecord } from "../store/record.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 
 /**
  * Is a group whose leader is gone still this task's? Some member must be

@@ -2,7 +2,7 @@ import { readExitMarker } from "../observe/exit-marker.ts";
 import type { Placement } from "../placement/placement.ts";
 import { pidEvidence } from "../replay/evidence.ts";
 import type { ReplayDecision } from "../replay/decide.ts";
-import type { PlacementName, TaskRecord } from "../store/record.ts";
+import type { PlacementName, TaskRecord } from "../store/record/record.ts";
 import type { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import { type KillHow, killLadder } from "./kill-ladder.ts";

@@ -2,7 +2,7 @@
 // `.js` subpath names `mcp.js.d.ts`; tsc finds `mcp.d.ts` anyway, Deno's check does not. Types only.
 // @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { isTerminal, type TaskRecord } from "../store/record.ts";
+import { isTerminal, type TaskRecord } from "../store/record/record.ts";
 
 /**
  * What each tool answers: text a model reads first (the task's state and

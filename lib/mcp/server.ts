@@ -14,7 +14,7 @@ const INSTRUCTIONS = [
 
 /**
  * An MCP server whose tools (tools.ts) each call the wire protocol through
- * `call` (a session of lib/rpc/session.ts). A tool's failure, whether the
+ * `call` (a session of lib/session/session.ts). A tool's failure, whether the
  * supervisor refused the call or the input was bad, is a tool error naming
  * what was wrong, so the model can correct itself; it never ends the server.
  *

@@ -4,11 +4,11 @@
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { OutliveError } from "../errors.ts";
-import { ALL_STATES, type TaskRecord } from "../store/record.ts";
+import { ALL_STATES, type TaskRecord } from "../store/record/record.ts";
 import { inputAnswer, killAnswer, listAnswer, outputAnswer, taskAnswer, waitAnswer } from "./answers.ts";
 import { chunkText } from "./output-text.ts";
 
-/** One call of the wire protocol (lib/rpc/session.ts's `Session.call`): what every tool is built on. */
+/** One call of the wire protocol (lib/session/session.ts's `Session.call`): what every tool is built on. */
 export type RpcCall = (method: string, params?: unknown) => Promise<unknown>;
 
 /** The bounds and defaults the tools apply; each is a flag of `outlive mcp` (scripts/commands/mcp.ts). */

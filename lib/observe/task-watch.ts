@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { watch } from "node:fs";
 import type { Placement } from "../placement/placement.ts";
 import { readProcStat } from "../proc/stat.ts";
-import type { TaskRecord } from "../store/record.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 
 export interface TaskWatchOptions {
   record: TaskRecord;

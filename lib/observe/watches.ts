@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import type { Placement } from "../placement/placement.ts";
-import type { PlacementName, TaskRecord } from "../store/record.ts";
+import type { PlacementName, TaskRecord } from "../store/record/record.ts";
 import { TaskWatch } from "./task-watch.ts";
 
 export interface WatchesOptions {

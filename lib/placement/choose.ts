@@ -1,9 +1,9 @@
 import { OutliveError } from "../errors.ts";
-import type { PlacementName } from "../store/record.ts";
-import { CgroupV2Placement } from "./cgroup-v2.ts";
+import type { PlacementName } from "../store/record/record.ts";
+import { CgroupV2Placement } from "./cgroup-v2/cgroup-v2.ts";
 import type { Placement, PlacementProbe } from "./placement.ts";
-import { ProcessGroupPlacement } from "./process-group.ts";
-import { SystemdScopePlacement } from "./systemd-scope.ts";
+import { ProcessGroupPlacement } from "./process-group/process-group.ts";
+import { SystemdScopePlacement } from "./systemd-scope/systemd-scope.ts";
 
 
 /**
@@ -12,7 +12,7 @@ import { SystemdScopePlacement } from "./systemd-scope.ts";
  * @example
  * ```ts
  * import { makePlacements } from "./choose.ts";
- * import { ProcessGroupPlacement } from "./process-group.ts";
+ * import { ProcessGroupPlacement } from "./process-group/process-group.ts";
  * const mine = new ProcessGroupPlacement();
  * const placements = makePlacements("example", undefined, { "process-group": mine });
  * console.log(Object.keys(placements), placements["process-group"] === mine); // ["systemd-scope", "cgroup-v2", "process-group"] true

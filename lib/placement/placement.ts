@@ -1,6 +1,6 @@
 import type { LiveProcess } from "../proc/identity.ts";
-import type { SpawnerHome } from "../spawner/spawner-home.ts";
-import type { PlacementName, TaskLocation, TaskRecord } from "../store/record.ts";
+import type { SpawnerHome } from "./spawner-home.ts";
+import type { PlacementName, TaskLocation, TaskRecord } from "../store/record/record.ts";
 
 /** Whether a placement can work on this machine, and why (not). */
 export interface PlacementProbe {

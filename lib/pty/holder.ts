@@ -1,5 +1,5 @@
 import { type PtyPaths, taskPtyPaths } from "../store/layout.ts";
-import type { TaskCommand } from "../store/record.ts";
+import type { TaskCommand } from "../store/record/record.ts";
 import type { PtySize } from "./size.ts";
 
 /**

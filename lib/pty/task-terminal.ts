@@ -1,7 +1,7 @@
 import { OutliveError } from "../errors.ts";
 import { waitUntil } from "../kill/process-group.ts";
 import { inspectPid } from "../proc/identity.ts";
-import { isTerminal, type TaskRecord } from "../store/record.ts";
+import { isTerminal, type TaskRecord } from "../store/record/record.ts";
 import { type PtyPaths, ptyPaths } from "./holder.ts";
 import { readPtyInfo } from "./terminal.ts";
 

@@ -1,5 +1,5 @@
-import type { FinishedAtSource, TaskRecord } from "../store/record.ts";
-import type { ReplayEvidence } from "./decide.ts";
+import type { FinishedAtSource, TaskRecord } from "../store/record/record.ts";
+import type { ReplayEvidence } from "./replay-evidence.ts";
 
 /** When a task ended, and what says so. */
 export interface EndTime {

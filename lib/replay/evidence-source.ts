@@ -1,7 +1,7 @@
 import type { Sightings } from "../observe/sightings.ts";
 import type { Placement } from "../placement/placement.ts";
-import { type Incarnation, incarnationAlive, loadIncarnation } from "../store/incarnation.ts";
-import { isTerminal, type PlacementName, type TaskRecord } from "../store/record.ts";
+import { type Incarnation, incarnationAlive, loadIncarnation } from "../store/storage/incarnation.ts";
+import { isTerminal, type PlacementName, type TaskRecord } from "../store/record/record.ts";
 import type { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import { decideReplay, type ReplayDecision, type ReplayEvidence } from "./decide.ts";

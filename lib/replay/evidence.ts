@@ -5,14 +5,14 @@ import type { Placement } from "../placement/placement.ts";
 import type { Sightings } from "../observe/sightings.ts";
 import { inspectPid, type ProcessIdentity } from "../proc/identity.ts";
 import { bootedAt } from "../proc/start-time.ts";
-import type { TaskRecord } from "../store/record.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 import type { TaskPaths } from "../store/layout.ts";
-import { fileSystemFull } from "../store/space.ts";
+import { fileSystemFull } from "../store/full-disk/space.ts";
 import { processesWithArg } from "../proc/arg-holders.ts";
 
 /** How long replay waits for a spawn's still-living wrapper to show whether its command started. */
 const STARTER_SETTLES_MS = 2_000;
-import type { PidEvidence, ReplayEvidence, SpawnerCgroupEvidence } from "./decide.ts";
+import type { PidEvidence, ReplayEvidence, SpawnerCgroupEvidence } from "./replay-evidence.ts";
 import { spawnerCgroupEvidence } from "./spawner-cgroup.ts";
 import type { SettleAnswer } from "../spawner/protocol.ts";
 

@@ -1,5 +1,5 @@
 import { forEachBounded } from "../pool/for-each-bounded.ts";
-import { isTerminal, type TaskRecord } from "../store/record.ts";
+import { isTerminal, type TaskRecord } from "../store/record/record.ts";
 import { decideReplay, type ReplayDecision, type ReplayEvidence } from "./decide.ts";
 
 export type ReplayItem =
@@ -20,7 +20,7 @@ export interface ReplayAllOptions {
  *
  * @example
  * ```ts
- * import type { TaskRecord } from "../store/record.ts";
+ * import type { TaskRecord } from "../store/record/record.ts";
  * import { replayAll } from "./replay-all.ts";
  * // Two records as TaskStore.loadAll returns them, cut down to what this example needs.
  * const done = { id: "t-1", state: "exited" } as TaskRecord;

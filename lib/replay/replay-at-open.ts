@@ -2,7 +2,7 @@ import { readExitMarkerNow } from "../observe/exit-marker.ts";
 import type { Ending } from "../end/end-tasks.ts";
 import type { LocatedTask } from "../placement/placement.ts";
 import { processStartedAt } from "../proc/start-time.ts";
-import type { TaskRecord, TaskState } from "../store/record.ts";
+import type { TaskRecord, TaskState } from "../store/record/record.ts";
 import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import type { EvidenceSource } from "./evidence-source.ts";

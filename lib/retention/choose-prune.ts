@@ -1,4 +1,4 @@
-import { isTerminal, type TaskRecord } from "../store/record.ts";
+import { isTerminal, type TaskRecord } from "../store/record/record.ts";
 
 /** Which finished tasks a prune may remove, and how many of the newest it leaves. */
 export interface PruneRule {

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { writeFileAtomic } from "../store/atomic-write.ts";
+import { writeFileAtomic } from "../store/write/atomic-write.ts";
 import { storagePaths } from "../store/layout.ts";
 
 /** The largest generation ever removed from this storage; 0 when none was. */

@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { storagePaths, taskPaths } from "../store/layout.ts";
-import type { TaskRecord } from "../store/record.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 import { unlinkIfThere } from "./remove-files.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { OutliveError } from "../errors.ts";
 import { quarantineNotePath, quarantinePath } from "../store/layout.ts";
-import { isTerminal, type TaskRecord } from "../store/record.ts";
-import { checkTaskId } from "../store/task-id.ts";
+import { isTerminal, type TaskRecord } from "../store/record/record.ts";
+import { checkTaskId } from "../store/record/task-id.ts";
 import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import { choosePrune, heldForAck, type PruneRule } from "./choose-prune.ts";

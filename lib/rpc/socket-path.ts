@@ -14,3 +14,6 @@ import { storagePaths } from "../store/layout.ts";
 export function controlSocketPath(root: string): string {
   return storagePaths(root).controlSocket;
 }
+
+/** The longest path a unix socket address holds on Linux (sun_path less its NUL). */
+export const MAX_SOCKET_PATH = 107;

@@ -4,7 +4,7 @@ import { inspectPid } from "../proc/identity.ts";
 import { ptyPaths } from "../pty/holder.ts";
 import { readPtyInfo } from "../pty/terminal.ts";
 import type { TaskPaths } from "../store/layout.ts";
-import type { TaskRecord } from "../store/record.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 import { WRAPPER_NAME } from "./wrapper.ts";
 
 /**

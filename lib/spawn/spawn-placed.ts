@@ -6,7 +6,7 @@ import type { Placement } from "../placement/placement.ts";
 import { inspectPid } from "../proc/identity.ts";
 import { processStartedAt } from "../proc/start-time.ts";
 import { holderCommand, ptyPaths } from "../pty/holder.ts";
-import type { TaskRecord } from "../store/record.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 import type { TaskPaths } from "../store/layout.ts";
 import type { SpawnerClient } from "../spawner/spawner-client.ts";
 import { spawnFilesOf, spawnTask } from "./spawn-task.ts";

@@ -1,4 +1,4 @@
-import type { TaskCommand } from "../store/record.ts";
+import type { TaskCommand } from "../store/record/record.ts";
 
 /**
  * The shell program every task runs in: `/bin/sh -c WRAPPER outlive-task

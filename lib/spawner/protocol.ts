@@ -1,7 +1,7 @@
 import { isAbsolute } from "node:path";
 import { RPC_ERRORS, RpcError } from "../rpc/protocol.ts";
 import type { SpawnFiles } from "../spawn/spawn-task.ts";
-import { TASK_ID_PATTERN } from "../store/task-id.ts";
+import { TASK_ID_PATTERN } from "../store/record/task-id.ts";
 
 /**
  * The spawner's channel: JSON-RPC 2.0, one message a line (lib/rpc's

@@ -7,9 +7,9 @@ import { OutliveError } from "../errors.ts";
 import { waitUntil } from "../kill/process-group.ts";
 import { inspectPid, type LiveProcess } from "../proc/identity.ts";
 import { RpcEndpoint } from "../rpc/endpoint.ts";
-import { MAX_SOCKET_PATH } from "../rpc/socket-server.ts";
+import { MAX_SOCKET_PATH } from "../rpc/socket-path.ts";
 import type { HelloAnswer, SettleAnswer, SpawnAnswer, SpawnRequest } from "./protocol.ts";
-import type { SpawnerHome } from "./spawner-home.ts";
+import type { SpawnerHome } from "../placement/spawner-home.ts";
 import type { SpawnerRecord } from "./spawner-server.ts";
 
 export interface SpawnerClientOptions {

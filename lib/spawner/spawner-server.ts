@@ -4,7 +4,7 @@ import { createServer, type Socket } from "node:net";
 import { RpcEndpoint } from "../rpc/endpoint.ts";
 import { inspectPid } from "../proc/identity.ts";
 import { spawnTask } from "../spawn/spawn-task.ts";
-import { writeFileAtomic } from "../store/atomic-write.ts";
+import { writeFileAtomic } from "../store/write/atomic-write.ts";
 import { outliveVersion } from "../version.ts";
 import {
   checkSettleRequest,

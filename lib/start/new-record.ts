@@ -1,5 +1,5 @@
-import type { Incarnation } from "../store/incarnation.ts";
-import { type PlacementName, schemaVersionFor, type TaskRecord } from "../store/record.ts";
+import type { Incarnation } from "../store/storage/incarnation.ts";
+import { type PlacementName, schemaVersionFor, type TaskRecord } from "../store/record/record.ts";
 import type { CheckedRunSpec } from "./run-spec.ts";
 
 /** What a new record takes from outside the run spec. */

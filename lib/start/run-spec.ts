@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import { describeValue, OutliveError } from "../errors.ts";
-import type { TaskCommand, TaskOrigin } from "../store/record.ts";
+import type { TaskCommand, TaskOrigin } from "../store/record/record.ts";
 import { shellPathProblem } from "../spawn/shell-path.ts";
-import { checkTaskId } from "../store/task-id.ts";
+import { checkTaskId } from "../store/record/task-id.ts";
 import { checkPtySize, type PtySize } from "../pty/size.ts";
 import { MIN_OUTPUT_BYTES } from "../output/trim-loop.ts";
 

@@ -2,13 +2,13 @@ import { readdir } from "node:fs/promises";
 import { OutliveError } from "../errors.ts";
 import { forEachBounded } from "../pool/for-each-bounded.ts";
 import { storagePaths, taskPaths, type TaskPaths } from "./layout.ts";
-import { prepareStorage } from "./open-storage.ts";
-import type { RecordProblem } from "./parse-record.ts";
-import { listQuarantined, quarantineTask } from "./quarantine.ts";
-import { entryKindOfDirent, type ReadResult, readTaskRecord, type TaskEntryKind } from "./read-record.ts";
-import { RecordWriter } from "./record-writer.ts";
-import type { ReservePool } from "./reserve-pool.ts";
-import { isTerminal, type TaskRecord } from "./record.ts";
+import { prepareStorage } from "./storage/open-storage.ts";
+import type { RecordProblem } from "./record/parse-record.ts";
+import { listQuarantined, quarantineTask } from "./storage/quarantine.ts";
+import { entryKindOfDirent, type ReadResult, readTaskRecord, type TaskEntryKind } from "./record/read-record.ts";
+import { RecordWriter } from "./write/record-writer.ts";
+import type { ReservePool } from "./full-disk/reserve-pool.ts";
+import { isTerminal, type TaskRecord } from "./record/record.ts";
 
 export type { ReadResult };
 

@@ -1,4 +1,4 @@
-import { isTerminal, type TaskRecord } from "./record.ts";
+import { isTerminal, type TaskRecord } from "./record/record.ts";
 
 interface Entry {
   /** What the supervisor holds true now: committed, or claimed ahead of its write. */

@@ -1,4 +1,4 @@
-import type { TaskRecord } from "../store/record.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 
 /** One subscriber's view of the completions: its own buffer, so no subscriber takes another's. */
 export interface CompletionSubscription extends AsyncIterable<TaskRecord> {

@@ -1,4 +1,4 @@
-import type { TaskRecord } from "../store/record.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 import { CompletionFeed, type CompletionSubscription } from "./completion-feed.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { Placement } from "../placement/placement.ts";
-import { isTerminal, type TaskRecord } from "../store/record.ts";
+import { isTerminal, type TaskRecord } from "../store/record/record.ts";
 
 /** The task units or cgroups of this prefix that existed when listed, by placement. */
 export type PlacedTasks = Array<{ placement: Placement; ids: string[] }>;

@@ -1,3 +1,4 @@
+import type { DrainReason } from "../drain-reason.ts";
 import { OutliveError } from "../errors.ts";
 import type { KeyedTasks } from "../generation/keyed-tasks.ts";
 import type { KillRequest, KillResult } from "../kill/task-kills.ts";
@@ -8,34 +9,34 @@ import type { Placement } from "../placement/placement.ts";
 import { bootId } from "../proc/boot-id.ts";
 import { resizeTerminal, terminalOf, writeTerminal, type PtySize } from "../pty/mod.ts";
 import { replayAtOpen, type ReplayReport } from "../replay/replay-at-open.ts";
-import { SocketServer } from "../rpc/socket-server.ts";
+import { SocketServer } from "../control/socket-server.ts";
 import { readGenerationFloor } from "../retention/generation-floor.ts";
 import type { PruneResult } from "../retention/retention.ts";
 import { checkRunSpec, type RunSpec } from "../start/run-spec.ts";
 import { outliveVersion } from "../version.ts";
-import { currentIncarnation, type Incarnation, saveIncarnation } from "../store/incarnation.ts";
-import { isTerminal, type PlacementName, type TaskRecord } from "../store/record.ts";
-import { acquireStorageLock, releaseStorageLock } from "../store/storage-lock.ts";
-import { checkTaskId } from "../store/task-id.ts";
+import { currentIncarnation, type Incarnation, saveIncarnation } from "../store/storage/incarnation.ts";
+import { isTerminal, type PlacementName, type TaskRecord } from "../store/record/record.ts";
+import { acquireStorageLock, releaseStorageLock } from "../store/storage/storage-lock.ts";
+import { checkTaskId } from "../store/record/task-id.ts";
 import { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import type { CompletionSubscription } from "./completion-feed.ts";
 import type { CompletionQueue } from "./completion-queue.ts";
 import { type NormalizedOptions, normalizeOptions, type SupervisorOptions } from "./options.ts";
-import { type Rooms, wireRooms } from "./rooms.ts";
+import { type SupervisorParts, wireSupervisor } from "./wiring.ts";
 import { cleanUpAtStartup, forEachPlacedTask, listPlacedTasks } from "./startup-cleanup.ts";
 
 export type { KillResult } from "../kill/task-kills.ts";
 export type { ReplayReport } from "../replay/replay-at-open.ts";
 
 /** Why the supervisor is draining: the daemon's word for it. */
-export type DrainReason = "restart" | "reload" | "disable" | "shutdown";
+export type { DrainReason };
 
 /**
  * Runs background tasks that outlive this process, and tells the truth
  * about them after a restart. Open one per storage; a second live one is refused.
  *
- * It only wires the rooms that do the work: the task table (lib/store),
+ * It only wires the parts that do the work: the task table (lib/store),
  * starting (lib/start), ending (lib/end), kills (lib/kill), watches
  * (lib/observe), evidence and replay (lib/replay), retention and control.
  *
@@ -73,7 +74,7 @@ export class Supervisor {
   private readonly table: TaskTable;
   private readonly queue: CompletionQueue;
   private readonly keyed: KeyedTasks;
-  private readonly rooms: Rooms;
+  private readonly parts: SupervisorParts;
   private readonly bootIdNow = bootId();
   private control: SocketServer | null = null;
   private closed = false;
@@ -95,12 +96,12 @@ export class Supervisor {
     this.placements = placements;
     this.placement = chosen.placement;
     this.placementReason = chosen.reason;
-    this.rooms = wireRooms({
+    this.parts = wireSupervisor({
       options, store, incarnation, placements, placement: chosen.placement, bootId: this.bootIdNow,
       kill: (id, request) => this.kill(id, request),
       unreadable: () => this.replayReport.unreadable,
     });
-    ({ table: this.table, queue: this.queue, keyed: this.keyed } = this.rooms);
+    ({ table: this.table, queue: this.queue, keyed: this.keyed } = this.parts);
   }
 
   /** Takes the storage, records this incarnation, chooses a placement, replays every task. */
@@ -123,7 +124,7 @@ export class Supervisor {
         sup.retainedAtOpen = { removed: [], incarnationsRemoved: 0, keptUnacknowledged: 0 };
         return sup;
       }
-      sup.retainedAtOpen = await sup.rooms.retainer.atOpen();
+      sup.retainedAtOpen = await sup.parts.retainer.atOpen();
       if (options.control) sup.control = await SocketServer.start(sup, { version: outliveVersion(), log: options.log, maxLineBytes: options.maxLineBytes });
       return sup;
     } catch (error) {
@@ -140,7 +141,7 @@ export class Supervisor {
     this.assertOpen();
     this.assertWritable();
     const checked = checkRunSpec(spec, this.options);
-    return this.rooms.starter.start(this.options.origin ? { ...checked, origin: this.options.origin } : checked);
+    return this.parts.starter.start(this.options.origin ? { ...checked, origin: this.options.origin } : checked);
   }
 
   /**
@@ -181,7 +182,7 @@ export class Supervisor {
   wait(id: string): Promise<TaskRecord> {
     const record = this.get(id);
     if (isTerminal(record.state)) return Promise.resolve(record);
-    return this.rooms.watches.ending(id) ?? Promise.reject(new OutliveError("E_NO_TASK", `Task ${id} is not being observed`));
+    return this.parts.watches.ending(id) ?? Promise.reject(new OutliveError("E_NO_TASK", `Task ${id} is not being observed`));
   }
 
   /**
@@ -197,7 +198,7 @@ export class Supervisor {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.rooms.kills.kill(record, options);
+    return this.parts.kills.kill(record, options);
   }
 
   /**
@@ -273,7 +274,7 @@ export class Supervisor {
     await this.store.write(acked);
     this.table.commit(acked);
     this.queue.forget(id);
-    this.rooms.retainer.acknowledged();
+    this.parts.retainer.acknowledged();
     return acked;
   }
 
@@ -286,7 +287,7 @@ export class Supervisor {
   async remove(ids: string | string[]): Promise<string[]> {
     this.assertOpen();
     this.assertWritable();
-    return this.rooms.retainer.remove(typeof ids === "string" ? [ids] : ids);
+    return this.parts.retainer.remove(typeof ids === "string" ? [ids] : ids);
   }
 
   /**
@@ -298,7 +299,7 @@ export class Supervisor {
   async prune(rule: { olderThanSeconds?: number; keep?: number; unacknowledged?: boolean } = {}): Promise<PruneResult> {
     this.assertOpen();
     this.assertWritable();
-    return this.rooms.retainer.prune(rule);
+    return this.parts.retainer.prune(rule);
   }
 
   /**
@@ -338,17 +339,17 @@ export class Supervisor {
     if (this.closed) return;
     this.closed = true;
     this.closing.abort();
-    await this.rooms.starter.settled();
+    await this.parts.starter.settled();
     // No spawn is under way any more: the spawner is left for the next incarnation, or ended.
-    const spawner = this.rooms.spawner;
+    const spawner = this.parts.spawner;
     if (spawner && this.keepSpawner) spawner.detach();
     else await spawner?.end().catch((error) => this.options.log(`ending the spawner failed: ${(error as Error).message}`));
     // A kill asked for before the close is carried out, not dropped: otherwise the next incarnation would
     // adopt the task as running, as if no one had asked. Each ladder is bounded by its grace and the KILL wait.
-    await this.rooms.kills.settled();
+    await this.parts.kills.settled();
     // A check that was under way finishes, and every record write lands, before the storage is given up.
-    await this.rooms.watches.close();
-    await this.rooms.retainer.close();
+    await this.parts.watches.close();
+    await this.parts.retainer.close();
     await this.store.flush();
     this.queue.close();
     await Promise.all(Object.values(this.placements).map((p) => p.flush().catch(() => {})));
@@ -365,13 +366,13 @@ export class Supervisor {
     this.replayReport = await replayAtOpen(records, unreadable, {
       table: this.table,
       store: this.store,
-      evidence: this.rooms.evidence,
+      evidence: this.parts.evidence,
       concurrency: this.options.replayConcurrency,
       perTaskMs: this.options.replayPerTaskMs,
       apply,
       log: this.options.log,
-      end: (items, how) => this.rooms.ender.end(items, how),
-      watch: (record, firstLook) => this.rooms.watches.watch(record, undefined, firstLook),
+      end: (items, how) => this.parts.ender.end(items, how),
+      watch: (record, firstLook) => this.parts.watches.watch(record, undefined, firstLook),
       resumeKill: (r) => void this.kill(r.id, { reason: r.killReason ?? undefined, state: r.killState ?? undefined }),
     });
     if (!apply) return;

@@ -1,4 +1,4 @@
-import { ALL_STATES } from "../../lib/store/record.ts";
+import { ALL_STATES } from "../../lib/store/record/record.ts";
 
 /** A flag as completion offers it: its long name, its short letter, and what its value is. */
 export interface CompletedFlag {

@@ -1,9 +1,9 @@
 import { checkStoragePath } from "./storage-path.ts";
 // Deep imports, not lib/mod.ts: every command that reaches the storage loads this, and start-up is paid per command.
-import { askHolder, holderAnswers, NO_HOLDER } from "../../lib/rpc/socket-client.ts";
+import { askHolder, holderAnswers, NO_HOLDER } from "../../lib/control/socket-client.ts";
 import type { MethodName } from "../../lib/rpc/protocol.ts";
 import { OutliveError } from "../../lib/errors.ts";
-import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import { defaultStorageRoot } from "../../lib/store/storage/storage-root.ts";
 import type { SupervisorOptions } from "../../lib/supervisor/options.ts";
 import { Supervisor } from "../../lib/supervisor/supervisor.ts";
 

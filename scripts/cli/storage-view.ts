@@ -1,9 +1,9 @@
 // Deep imports, not lib/mod.ts: `ps` loads this, and must not load the census (see scripts/outlive.ts).
 import type { OutliveError } from "../../lib/errors.ts";
-import type { Incarnation } from "../../lib/store/incarnation.ts";
-import type { TaskRecord } from "../../lib/store/record.ts";
-import { storageHolder } from "../../lib/store/storage-lock.ts";
-import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import type { Incarnation } from "../../lib/store/storage/incarnation.ts";
+import type { TaskRecord } from "../../lib/store/record/record.ts";
+import { storageHolder } from "../../lib/store/storage/storage-lock.ts";
+import { defaultStorageRoot } from "../../lib/store/storage/storage-root.ts";
 import { TaskStore, type UnreadableTask } from "../../lib/store/task-store.ts";
 import type { SupervisorOptions } from "../../lib/supervisor/options.ts";
 import { withSupervisor } from "./reach.ts";

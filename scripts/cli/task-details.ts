@@ -1,4 +1,4 @@
-import { isTerminal, type TaskRecord } from "../../lib/store/record.ts";
+import { isTerminal, type TaskRecord } from "../../lib/store/record/record.ts";
 import { ago, span } from "./relative-time.ts";
 import { commandLine, durationMsOf } from "./task-table.ts";
 

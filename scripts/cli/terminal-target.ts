@@ -2,8 +2,8 @@
 import type { PtyPaths } from "../../lib/pty/holder.ts";
 import { terminalOf } from "../../lib/pty/task-terminal.ts";
 import { taskPaths } from "../../lib/store/layout.ts";
-import type { TaskRecord } from "../../lib/store/record.ts";
-import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import type { TaskRecord } from "../../lib/store/record/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage/storage-root.ts";
 import type { SupervisorOptions } from "../../lib/supervisor/options.ts";
 import { viewStorage } from "./storage-view.ts";
 import { noSuchTask } from "./no-such-task.ts";

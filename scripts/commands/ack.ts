@@ -1,5 +1,5 @@
-import { isTerminal, type TaskRecord } from "../../lib/store/record.ts";
-import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import { isTerminal, type TaskRecord } from "../../lib/store/record/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage/storage-root.ts";
 import { TaskStore } from "../../lib/store/task-store.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";

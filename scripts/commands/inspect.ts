@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { readDropped, streamFiles } from "../../lib/output/mod.ts";
-import type { TaskRecord } from "../../lib/store/record.ts";
-import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import type { TaskRecord } from "../../lib/store/record/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage/storage-root.ts";
 import { taskPaths } from "../../lib/store/layout.ts";
 import { forEachId } from "../cli/each-id.ts";
 import { help, parseFlags } from "../cli/flags.ts";

@@ -14,10 +14,10 @@ import {
 import { OutliveError } from "../../lib/errors.ts";
 import { inspectPid } from "../../lib/proc/identity.ts";
 import { type TaskPaths, taskPaths } from "../../lib/store/layout.ts";
-import { parseRecord } from "../../lib/store/parse-record.ts";
-import { isTerminal } from "../../lib/store/record.ts";
-import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
-import { checkTaskId } from "../../lib/store/task-id.ts";
+import { parseRecord } from "../../lib/store/record/parse-record.ts";
+import { isTerminal } from "../../lib/store/record/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage/storage-root.ts";
+import { checkTaskId } from "../../lib/store/record/task-id.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { checkStoragePath } from "../cli/storage-path.ts";
 import { UsageError } from "../cli/usage-error.ts";

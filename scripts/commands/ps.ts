@@ -1,7 +1,7 @@
 // Deep imports, not lib/mod.ts: `ps` must start fast and not load the census (and its TOML parser).
-import { askHolder, holderAnswers, NO_HOLDER } from "../../lib/rpc/socket-client.ts";
-import { ALL_STATES, isTerminal, type TaskState } from "../../lib/store/record.ts";
-import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import { askHolder, holderAnswers, NO_HOLDER } from "../../lib/control/socket-client.ts";
+import { ALL_STATES, isTerminal, type TaskState } from "../../lib/store/record/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage/storage-root.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { viewStorage } from "../cli/storage-view.ts";

@@ -1,6 +1,6 @@
 import { RpcEndpoint } from "../../lib/rpc/endpoint.ts";
 import { DEFAULT_MAX_LINE_BYTES, METHODS } from "../../lib/rpc/protocol.ts";
-import { openSession, type Session } from "../../lib/rpc/session.ts";
+import { openSession, type Session } from "../../lib/session/session.ts";
 import type { SupervisorOptions } from "../../lib/supervisor/options.ts";
 import { help, number, parseFlags } from "../cli/flags.ts";
 import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";

@@ -1,8 +1,8 @@
 // Deep imports, not lib/mod.ts: a command loads only what it uses (not the census and its TOML parser).
-import { askHolder, holderAnswers, NO_HOLDER } from "../../lib/rpc/socket-client.ts";
+import { askHolder, holderAnswers, NO_HOLDER } from "../../lib/control/socket-client.ts";
 import type { OutliveError } from "../../lib/errors.ts";
-import { isTerminal, type TaskRecord } from "../../lib/store/record.ts";
-import { defaultStorageRoot } from "../../lib/store/storage-root.ts";
+import { isTerminal, type TaskRecord } from "../../lib/store/record/record.ts";
+import { defaultStorageRoot } from "../../lib/store/storage/storage-root.ts";
 import { help, number, parseFlags, seconds } from "../cli/flags.ts";
 import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { reachStorage } from "../cli/reach.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { outliveProcess, outliveProcessTitle } from "../../lib/census/outlive-process.ts";
+import { outliveProcess, outliveProcessTitle } from "../../lib/census/recognise/outlive-process.ts";
 import { holderCommand, ptyPaths } from "../../lib/pty/holder.ts";
 import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
 

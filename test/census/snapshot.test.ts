@@ -5,7 +5,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { parsePsOutput, takeSnapshot } from "../../lib/census/mod.ts";
-import { splitCmdline } from "../../lib/census/proc-scan.ts";
+import { splitCmdline } from "../../lib/census/scan/proc-scan.ts";
 import { endStarted, started, waitFor } from "./harness-process.ts";
 
 afterEach(() => endStarted());

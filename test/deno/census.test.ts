@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isInterpreter, mayRetireIdle, npxTitle, pickLeaderCgroup, readLaunchRecord, takeCensus, takeSnapshot, underLeader } from "../../lib/census/mod.ts";
 import { launchAgent, mayRetireAgent, readLaunchRecordFile, retireIdleAgent } from "../../lib/agent/mod.ts";
-import { CgroupV2Placement } from "../../lib/placement/cgroup-v2.ts";
+import { CgroupV2Placement } from "../../lib/placement/cgroup-v2/cgroup-v2.ts";
 import { cgroupPopulated, cgroupWritable, findCgroup2Mount } from "../../lib/placement/cgroup-fs.ts";
 import { Supervisor } from "../../lib/supervisor/supervisor.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";

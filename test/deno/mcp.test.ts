@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { openHttpDoor } from "../../lib/mcp/http-door.ts";
 import { mcpServer } from "../../lib/mcp/server.ts";
 import { loadToken } from "../../lib/mcp/token-file.ts";
-import { openSession } from "../../lib/rpc/session.ts";
+import { openSession } from "../../lib/session/session.ts";
 
 Deno.test("outlive mcp's tools behind the HTTP door, on Deno", async () => {
   const dir = mkdtempSync(join(tmpdir(), "outlive-mcp-deno-"));

@@ -9,7 +9,7 @@ import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CgroupV2Placement } from "../../lib/placement/cgroup-v2.ts";
+import { CgroupV2Placement } from "../../lib/placement/cgroup-v2/cgroup-v2.ts";
 import { Supervisor } from "../../lib/supervisor/supervisor.ts";
 
 const PREFIX = `dnspw${process.pid}`;

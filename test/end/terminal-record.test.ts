@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { terminalRecord } from "../../lib/end/terminal-record.ts";
 import { startedWithin } from "../../lib/spawn/spawn-placed.ts";
-import type { TaskRecord } from "../../lib/store/record.ts";
+import type { TaskRecord } from "../../lib/store/record/record.ts";
 
 const output = { lastOutputAt: null, tail: "", stdoutBytes: 0, stderrBytes: 0 };
 const running = { startedAt: "2026-12-02T04:13:16.986Z", state: "running" } as TaskRecord;

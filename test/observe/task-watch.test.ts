@@ -10,8 +10,8 @@ import { afterEach, expect, it } from "vitest";
 import { UNREAPED_CHILD } from "../../harness/inside/kits/unreaped-child.ts";
 import { readProcStat } from "../../lib/mod.ts";
 import { TaskWatch } from "../../lib/observe/task-watch.ts";
-import { ProcessGroupPlacement } from "../../lib/placement/process-group.ts";
-import type { TaskRecord } from "../../lib/store/record.ts";
+import { ProcessGroupPlacement } from "../../lib/placement/process-group/process-group.ts";
+import type { TaskRecord } from "../../lib/store/record/record.ts";
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {

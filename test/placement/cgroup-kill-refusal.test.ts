@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CgroupV2Placement, cgroupKillRefusal } from "../../lib/placement/cgroup-v2.ts";
+import { CgroupV2Placement, cgroupKillRefusal } from "../../lib/placement/cgroup-v2/cgroup-v2.ts";
 
 describe("cgroup-v2's probe on a kernel without cgroup.kill (before 5.14)", () => {
   it("refuses, naming where it looked, the kernel, what would go wrong, and what still works", () => {

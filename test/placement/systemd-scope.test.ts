@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { EXPAND_ENVIRONMENT_SINCE, SystemdScopePlacement } from "../../lib/placement/systemd-scope.ts";
+import { EXPAND_ENVIRONMENT_SINCE, SystemdScopePlacement } from "../../lib/placement/systemd-scope/systemd-scope.ts";
 import { isRunning, Supervisor } from "../../lib/mod.ts";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 

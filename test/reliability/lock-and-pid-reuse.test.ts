@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { isRunning, OutliveError, readProcStat, Supervisor } from "../../lib/mod.ts";
-import { acquireStorageLock } from "../../lib/store/storage-lock.ts";
-import { currentIncarnation } from "../../lib/store/incarnation.ts";
+import { acquireStorageLock } from "../../lib/store/storage/storage-lock.ts";
+import { currentIncarnation } from "../../lib/store/storage/incarnation.ts";
 import { pidReuseUnavailable, spawnWithPid } from "../support/pid-reuse.ts";
 import { makeStorage, quietLog, removeAll } from "./support/hostile-storage.ts";
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseCommandPid, readCommandPid } from "../../lib/spawn/command-pid.ts";
-import { parseRecord } from "../../lib/store/parse-record.ts";
+import { parseRecord } from "../../lib/store/record/parse-record.ts";
 import { taskPaths } from "../../lib/store/layout.ts";
 
 const root = mkdtempSync(join(tmpdir(), "outlive-cmdpid-"));

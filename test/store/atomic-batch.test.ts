@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { writeFilesAtomic } from "../../lib/store/atomic-batch.ts";
+import { writeFilesAtomic } from "../../lib/store/write/atomic-batch.ts";
 
 const files = (dir: string, n: number) => Array.from({ length: n }, (_, i) => ({ path: join(dir, `r${i}.json`), data: `{"n":${i}}\n` }));
 

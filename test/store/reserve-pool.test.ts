@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ReservePool } from "../../lib/store/reserve-pool.ts";
+import { ReservePool } from "../../lib/store/full-disk/reserve-pool.ts";
 import { TaskStore } from "../../lib/store/task-store.ts";
 import { SCHEMA_VERSION, type TaskRecord } from "../../lib/mod.ts";
 

@@ -5,7 +5,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootId } from "../../../lib/proc/boot-id.ts";
-import { SCHEMA_VERSION, type TaskRecord } from "../../../lib/store/record.ts";
+import { SCHEMA_VERSION, type TaskRecord } from "../../../lib/store/record/record.ts";
 
 /** A finished, acknowledged record: replay leaves it exactly as it is. */
 export function goodRecord(id: string, overrides: Partial<TaskRecord> = {}): TaskRecord {

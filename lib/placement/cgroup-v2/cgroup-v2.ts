@@ -1,0 +1,318 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { readdir, writeFile } from "node:fs/promises";
+import { release } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { OutliveError } from "../../errors.ts";
+import { readCgroup } from "../../proc/cgroup.ts";
+import type { LiveProcess } from "../../proc/identity.ts";
+import type { TaskLocation, TaskRecord } from "../../store/record/record.ts";
+import { TASK_ID_PATTERN } from "../../store/record/task-id.ts";
+import {
+  cgroupControllers,
+  cgroupPopulated,
+  cgroupWritable,
+  findCgroup2Mount,
+  killCgroup,
+  readMemoryEvents,
+  removeCgroup,
+  watchCgroupEmpty,
+} from "../cgroup-fs.ts";
+import type { SpawnerHome } from "../spawner-home.ts";
+import { CgroupSpawnerHome } from "./spawner-home.ts";
+import { wrapperLeaderIn } from "../wrapper-leader.ts";
+import type { LocatedTask, MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "../placement.ts";
+
+/** How long a cgroup that is still busy right after its task ended is tried again. */
+const REMOVE_RETRY_MS = 10_000;
+
+export interface CgroupV2Options {
+  /** Unit/cgroup name prefix. Default `outlive`. */
+  prefix?: string;
+  /**
+   * The directory task cgroups are made in. Default: `<mount>/<prefix>` when
+   * root, else `<prefix>` inside the nearest writable ancestor of this
+   * process's cgroup (a delegated subtree).
+   */
+  baseDir?: string;
+  /** The cgroup v2 mount. Default: found in /proc/self/mountinfo. */
+  mount?: string;
+}
+
+/** A non-root cgroup looked at for `cgroup.kill` (the root never has one, on any kernel). */
+export interface CgroupKillEvidence {
+  dir: string;
+  hasKill: boolean;
+}
+
+/**
+ * Pure: why the cgroup-v2 placement is refused for want of `cgroup.kill`,
+ * or null when it is there. Without it (Linux before 5.14) a task's cgroup
+ * cannot be ended at once, and a kill sent pid by pid races the task's
+ * forks: its setsid and double-forked children could outlive the kill.
+ * No non-root cgroup to look at (null) refuses nothing: the base is made
+ * later and the kill checked then.
+ *
+ * @example
+ * ```ts
+ * import { cgroupKillRefusal } from "./cgroup-v2.ts";
+ * console.log(cgroupKillRefusal({ dir: "/sys/fs/cgroup/init.scope", hasKill: true }, "6.1.0-28-amd64")); // null
+ * console.log(cgroupKillRefusal({ dir: "/sys/fs/cgroup/init.scope", hasKill: false }, "5.10.0-33-amd64"));
+ * // "no cgroup.kill in /sys/fs/cgroup/init.scope: kernel 5.10.0-33-amd64 is older than Linux 5.14, …"
+ * ```
+ */
+export function cgroupKillRefusal(evidence: CgroupKillEvidence | null, kernel: string): string | null {
+  if (evidence === null || evidence.hasKill) return null;
+  return (
+    `no cgroup.kill in ${evidence.dir}: kernel ${kernel} is older than Linux 5.14, so a task's cgroup cannot be ended at once ` +
+    `and a kill pid by pid would race its forks (setsid and double-forked children could outlive it); ` +
+    `systemd-scope still works there (systemd kills a scope pid by pid until it is empty)`
+  );
+}
+
+/** The base if it is not the mount's root, else this process's own cgroup, else any child of the root. */
+function killEvidence(mount: string, existing: string): CgroupKillEvidence | null {
+  const look = (dir: string) => ({ dir, hasKill: existsSync(join(dir, "cgroup.kill")) });
+  if (existing !== mount) return look(existing);
+  const own = readCgroup("self");
+  if (own && own !== "/" && existsSync(join(mount, own, "cgroup.procs"))) return look(join(mount, own));
+  try {
+    const child = readdirSync(mount, { withFileTypes: true }).find((e) => e.isDirectory());
+    return child ? look(join(mount, child.name)) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A raw cgroup v2 directory per task, `<base>/<prefix>-task-<id>`, with no
+ * systemd involved. The wrapper moves itself in before any user code runs.
+ *
+ * @example
+ * ```ts
+ * import { CgroupV2Placement } from "./cgroup-v2.ts";
+ * const placement = new CgroupV2Placement({ prefix: "example" });
+ * const probe = await placement.probe(); // looks, makes nothing
+ * console.log(probe.ok, probe.reason); // e.g. false "no writable cgroup under /sys/fs/cgroup (not root, and no delegated subtree)"
+ * ```
+ */
+export class CgroupV2Placement implements Placement {
+  readonly name = "cgroup-v2" as const;
+  readonly prefix: string;
+  readonly mount: string | null;
+  readonly baseDir: string | null;
+
+  constructor(options: CgroupV2Options = {}) {
+    this.prefix = options.prefix ?? "outlive";
+    this.mount = options.mount ?? findCgroup2Mount();
+    this.baseDir = options.baseDir ?? (this.mount ? defaultBaseDir(this.mount, this.prefix) : null);
+  }
+
+  async probe(): Promise<PlacementProbe> {
+    const details: Record<string, unknown> = { mount: this.mount, baseDir: this.baseDir };
+    const no = (reason: string) => ({ name: this.name, ok: false, reason, details });
+    if (!this.mount) return no("no cgroup v2 hierarchy is mounted (looked in /proc/self/mountinfo)");
+    details.layout = this.mount === "/sys/fs/cgroup" ? "unified" : "hybrid";
+    if (!this.baseDir) return no(`no writable cgroup under ${this.mount} (not root, and no delegated subtree)`);
+    // The probe makes nothing: an existing base must be writable, a missing one creatable in its parent.
+    const existing = existsSync(this.baseDir) ? this.baseDir : dirname(this.baseDir);
+    const unwritable = cgroupWritable(existing);
+    if (unwritable) return no(unwritable);
+    if (!existsSync(join(existing, "cgroup.procs"))) return no(`${existing} is not a cgroup (no cgroup.procs)`);
+    const killRefusal = cgroupKillRefusal(killEvidence(this.mount, existing), release());
+    if (killRefusal) return no(killRefusal);
+    const controllers = cgroupControllers(existing);
+    details.controllers = controllers;
+    details.memory = controllers.includes("memory");
+    return {
+      name: this.name,
+      ok: true,
+      reason: `task cgroups under ${this.baseDir} (${details.layout} layout; controllers: ${controllers.join(" ") || "none"})`,
+      details,
+    };
+  }
+
+  taskDir(id: string): string {
+    if (!TASK_ID_PATTERN.test(id)) throw new OutliveError("E_BAD_ID", `Refusing to build a cgroup path from ${JSON.stringify(id)}`);
+    return join(this.requireBase(), `${this.prefix}-task-${id}`);
+  }
+
+  async plan(task: PlacementTask): Promise<SpawnPlan> {
+    const dir = this.taskDir(task.id);
+    try {
+      mkdirSync(this.requireBase(), { recursive: true });
+      try {
+        mkdirSync(dir);
+      } catch (error) {
+        // The base may have been removed by the release of the last other task a moment ago.
+        if ((error as { code?: string }).code !== "ENOENT") throw error;
+        mkdirSync(this.requireBase(), { recursive: true });
+        mkdirSync(dir);
+      }
+    } catch (error) {
+      throw new OutliveError("E_PLACEMENT_UNAVAILABLE", `Cannot create the task cgroup ${dir}: ${(error as Error).message}`);
+    }
+    if (task.memoryMaxBytes !== null) {
+      try {
+        await this.capMemory(dir, task.memoryMaxBytes);
+      } catch (error) {
+        await removeCgroup(dir);
+        throw error;
+      }
+    }
+    return {
+      prefix: [],
+      env: {},
+      enterCgroupProcs: join(dir, "cgroup.procs"),
+      location: { cgroupDir: dir, cgroup: `/${relative(this.mount!, dir)}` },
+    };
+  }
+
+  async started(record: TaskRecord): Promise<TaskLocation> {
+    return record.location;
+  }
+
+  identify(record: TaskRecord, live: LiveProcess): boolean {
+    return record.location.cgroup !== undefined && live.cgroup === record.location.cgroup;
+  }
+
+  async killAll(record: TaskRecord): Promise<void> {
+    const dir = record.location.cgroupDir;
+    if (!dir) return;
+    await killCgroup(dir);
+    await this.remove(dir);
+  }
+
+  async isEmpty(record: TaskRecord): Promise<boolean | null> {
+    const dir = record.location.cgroupDir;
+    return dir ? !(await cgroupPopulated(dir)) : null;
+  }
+
+  watchEmpty(record: TaskRecord, onEmpty: () => void, signal: AbortSignal): boolean {
+    const dir = record.location.cgroupDir;
+    return dir ? watchCgroupEmpty(dir, onEmpty, signal) : false;
+  }
+
+  async memoryEvents(record: TaskRecord): Promise<MemoryEvents | null> {
+    const dir = record.location.cgroupDir;
+    return dir ? readMemoryEvents(dir) : null;
+  }
+
+  async list(): Promise<string[]> {
+    if (!this.baseDir) return [];
+    const lead = `${this.prefix}-task-`;
+    let names: string[];
+    try {
+      names = await readdir(this.baseDir);
+    } catch {
+      return [];
+    }
+    return names.filter((n) => n.startsWith(lead)).map((n) => n.slice(lead.length)).filter((id) => TASK_ID_PATTERN.test(id));
+  }
+
+  async locate(id: string): Promise<LocatedTask | null> {
+    if (!this.mount || !this.baseDir) return null;
+    const dir = this.taskDir(id);
+    const leader = wrapperLeaderIn(dir);
+    return leader && { ...leader, location: { cgroupDir: dir, cgroup: `/${relative(this.mount, dir)}` } };
+  }
+
+  async stop(id: string): Promise<void> {
+    const dir = this.taskDir(id);
+    await killCgroup(dir);
+    await this.remove(dir);
+  }
+
+  async release(record: TaskRecord): Promise<void> {
+    if (record.location.cgroupDir) await this.remove(record.location.cgroupDir);
+  }
+
+  /**
+   * `<prefix>-spawner-<key>` beside the base (not in it, so the base is
+   * removed with its last task as before).
+   */
+  spawnerHome(key: string): SpawnerHome | null {
+    if (!this.mount || !this.baseDir || !/^[0-9a-f]{1,32}$/.test(key)) return null;
+    const dir = join(dirname(this.baseDir), `${this.prefix}-spawner-${key}`);
+    return new CgroupSpawnerHome(dir, `/${relative(this.mount, dir)}`);
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all(this.removals);
+  }
+
+  private readonly removals = new Set<Promise<void>>();
+
+  /**
+   * Removes a task's cgroup once empty, and the base with it when no other
+   * task is left in it. The work is registered at once (see `flush`), and
+   * the caller waits only for the first attempt: a cgroup still busy with
+   * unreaped processes is retried in the background, so no caller waits on PID 1.
+   */
+  private remove(dir: string): Promise<void> {
+    let attempted!: () => void;
+    const firstAttempt = new Promise<void>((resolve) => (attempted = resolve));
+    const work = (async () => {
+      let gone = await removeCgroup(dir).catch(() => false);
+      attempted();
+      if (!gone) gone = await removeCgroup(dir, REMOVE_RETRY_MS).catch(() => false);
+      if (gone && this.baseDir) await removeCgroup(this.baseDir).catch(() => false);
+    })();
+    this.removals.add(work);
+    void work.finally(() => this.removals.delete(work));
+    return firstAttempt;
+  }
+
+  /** memory.max needs the memory controller enabled from the mount down to the task's parent; never ignored silently. */
+  private async capMemory(dir: string, bytes: number): Promise<void> {
+    const mount = this.mount!;
+    const chain: string[] = [];
+    for (let d = dirname(dir); d.startsWith(mount) && d !== mount; d = dirname(d)) chain.unshift(d);
+    chain.unshift(mount);
+    for (const d of chain) {
+      if (!cgroupControllers(d).includes("memory")) {
+        throw new OutliveError(
+          "E_MEMORY_CAP_UNSUPPORTED",
+          `Cannot cap memory: the memory controller is not available to cgroup v2 at ${d} (on a hybrid host it is bound to v1)`,
+        );
+      }
+      if (!readText(join(d, "cgroup.subtree_control")).split(/\s+/).includes("memory")) {
+        await writeFile(join(d, "cgroup.subtree_control"), "+memory").catch((error) => {
+          throw new OutliveError("E_MEMORY_CAP_UNSUPPORTED", `Cannot enable the memory controller at ${d}: ${error.message}`);
+        });
+      }
+    }
+    await writeFile(join(dir, "memory.max"), String(bytes));
+    if (existsSync(join(dir, "memory.swap.max"))) await writeFile(join(dir, "memory.swap.max"), "0");
+    await writeFile(join(dir, "memory.oom.group"), "1");
+  }
+
+  private requireBase(): string {
+    if (!this.baseDir) throw new OutliveError("E_PLACEMENT_UNAVAILABLE", "cgroup-v2 placement: no cgroup v2 base directory here");
+    return this.baseDir;
+  }
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** Root may make a top-level cgroup; anyone else uses the nearest ancestor it can write (a delegated subtree). */
+function defaultBaseDir(mount: string, prefix: string): string | null {
+  if (process.getuid?.() === 0) return join(mount, prefix);
+  let own: string | null = null;
+  try {
+    own = readCgroup("self");
+  } catch {
+    return null;
+  }
+  if (!own) return null;
+  for (let d = dirname(join(mount, own)); d.startsWith(mount) && d !== mount; d = dirname(d)) {
+    // Not delegated to us: try higher up.
+    if (cgroupWritable(d) === null) return join(d, prefix);
+  }
+  return null;
+}
