@@ -15,9 +15,9 @@
  */
 import { parseArgs } from "node:util";
 import { bootContainer, DEFAULTS, ENGINE_NAMES, ENGINES, type EngineName, resolveOptions, type Suite } from "../harness/host/container/mod.ts";
-import { engineMissing } from "../harness/host/container/preflight.ts";
-import { vmMissing } from "../harness/host/container/vm.ts";
-import { DEFAULT_QEMU } from "../harness/host/container/vm-probe.ts";
+import { engineMissing } from "../harness/host/container/host-checks/preflight.ts";
+import { vmMissing } from "../harness/host/container/engine/vm/vm.ts";
+import { DEFAULT_QEMU } from "../harness/host/container/engine/vm/accel-probe.ts";
 import { parseSuites } from "./in-container.ts";
 import { median } from "./quantile.ts";
 

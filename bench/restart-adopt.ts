@@ -19,7 +19,7 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { bootContainer, describeFailure, type Suite } from "../harness/host/container/mod.ts";
-import { defineScenario } from "../harness/shared/define.ts";
+import { defineScenario } from "../harness/inside/define-scenario.ts";
 import { runScenarioIn } from "../harness/host/run-in.ts";
 import { SYSTEMD_SUITES } from "../harness/host/run-suites.ts";
 import { median } from "./quantile.ts";

@@ -2,7 +2,7 @@
 // both measured in this run, per placement that works here. A third series, interleaved, keeps the storage
 // on tmpfs (/dev/shm), where fsync and file creation cost next to nothing: what no change to the record
 // write path can beat, so the part of the overhead the writes are.
-// Each step of the supervisor's spawn (its `onStep` reports, see lib/supervisor/task-steps.ts) is printed
+// Each step of the supervisor's spawn (its `onStep` reports, see lib/start/task-steps.ts) is printed
 // under its row as a median gap, so what a spawn costs is told step by step. A fourth series, interleaved too,
 // spawns the task's processes and files alone, with no supervisor (bench/wrapper-floor.ts): the floor no change
 // to the supervisor can go below; and once more without the warden, so what the warden costs is told apart.

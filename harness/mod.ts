@@ -22,7 +22,7 @@
  * });
  * ```
  */
-export { defineScenario, DEFAULT_SCENARIO_TIMEOUT_MS, type RebootHow, type Scenario } from "./shared/define.ts";
+export { defineScenario, DEFAULT_SCENARIO_TIMEOUT_MS, type RebootHow, type Scenario } from "./inside/define-scenario.ts";
 export { ScenarioSkip } from "./shared/skip.ts";
 export type { ScenarioContext } from "./inside/context.ts";
 export type { ScenarioDaemon } from "./inside/scenario-daemon.ts";

@@ -20,7 +20,7 @@
  */
 export { Supervisor, type DrainReason, type KillResult, type ReplayReport } from "./supervisor/supervisor.ts";
 export type { RunSpec, SupervisorMode, SupervisorOptions } from "./supervisor/options.ts";
-export { TASK_STEPS, type StepListener, type TaskStep } from "./supervisor/task-steps.ts";
+export { TASK_STEPS, type StepListener, type TaskStep } from "./start/task-steps.ts";
 export { OutliveError, type OutliveErrorCode } from "./errors.ts";
 export { checkOutputOptions, type OutputChunk, type OutputOptions, type OutputStream } from "./output/request.ts";
 export * from "./store/mod.ts";

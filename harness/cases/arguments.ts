@@ -8,7 +8,7 @@
  */
 import { $ } from "zx";
 import { SystemdScopePlacement } from "../../lib/mod.ts";
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const HOSTILE = [

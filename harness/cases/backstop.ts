@@ -14,7 +14,7 @@
  */
 import { existsSync } from "node:fs";
 import { taskPaths } from "../../lib/mod.ts";
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const SLACK_SECONDS = 2;

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { classifyMembers, mayRetireIdle, readLaunchRecord, isRunning, takeSnapshot, underLeader, type IdleDecision, type LaunchInputs, type LaunchRecord } from "../../lib/mod.ts";
 import { brief, censusRun, cliCensus, startFakeHarness, waitForArgv, type CensusFiles, type FakeHarness } from "../inside/kits/census-kit.ts";
 import type { ScenarioContext } from "../inside/context.ts";
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 interface Server {

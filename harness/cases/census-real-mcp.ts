@@ -19,7 +19,7 @@ import { $ } from "zx";
 import { classifyMembers, isRunning, launchAgent, mayRetireAgent, retireIdleAgent, Supervisor, takeCensus } from "../../lib/mod.ts";
 import { projectRoot } from "../shared/project-root.ts";
 import { brief, censusRun, cliCensus, writtenPid } from "../inside/kits/census-kit.ts";
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const PACKAGE = "@modelcontextprotocol/server-memory";

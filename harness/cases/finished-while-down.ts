@@ -3,7 +3,7 @@
  * was killed and no module followed for a while); the next module reads
  * its exit marker and reports the real exit code, output and all.
  */
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const scenario = defineScenario({

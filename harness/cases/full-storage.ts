@@ -9,7 +9,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { taskPaths } from "../../lib/mod.ts";
 import { readExitMarkerNow } from "../../lib/observe/exit-marker.ts";
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const scenario = defineScenario({

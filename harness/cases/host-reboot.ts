@@ -18,7 +18,7 @@
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScenarioContext } from "../inside/context.ts";
-import { defineScenario, type Scenario } from "../shared/define.ts";
+import { defineScenario, type Scenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 import { REBOOT_SENT_AFTER_PARAM } from "../shared/report.ts";
 

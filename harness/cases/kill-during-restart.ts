@@ -9,7 +9,7 @@
  * the task as `running`, and it ran on as if no kill had been asked for.
  * Fixed: `close` now waits for the kill ladders under way.
  */
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const scenario = defineScenario({

@@ -6,7 +6,7 @@
  * cgroup.kill, systemd's kill of the scope, pid by pid until it is empty).
  */
 import { CgroupV2Placement, cgroupProcs, isRunning, readProcStat } from "../../lib/mod.ts";
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const ESCAPE = [

@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const scenario = defineScenario({

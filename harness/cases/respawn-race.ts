@@ -5,7 +5,7 @@
  * is never reported exited by the predecessor's late exit, and its own exit
  * is reported once.
  */
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const PREDECESSOR = [

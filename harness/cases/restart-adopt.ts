@@ -9,7 +9,7 @@
  * nspawn) the host passes a time scale and every duration here is
  * multiplied by it; the checks are the same on every machine.
  */
-import { defineScenario, type Scenario } from "../shared/define.ts";
+import { defineScenario, type Scenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 import { timeScaleOf } from "../shared/time-scale.ts";
 

@@ -5,7 +5,7 @@
  * output tail kept — never "fate unknown".
  */
 import { existsSync } from "node:fs";
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const scenario = defineScenario({

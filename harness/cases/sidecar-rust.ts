@@ -18,7 +18,7 @@
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { RUST_CLIENT_BUILD_DIR } from "../shared/host-preparation.ts";
 import { projectRoot } from "../shared/project-root.ts";
 import { runIfMain } from "../inside/run-if-main.ts";

@@ -9,7 +9,7 @@
  * cgroups (a delegated subtree) instead, also by name only.
  */
 import { runSoak } from "../inside/soak/soak.ts";
-import { defineScenario, type Scenario } from "../shared/define.ts";
+import { defineScenario, type Scenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 /** The placements a soak can put its tasks in: both survive a restart. */

@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { TaskStore } from "../../lib/mod.ts";
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 
 const scenario = defineScenario({

@@ -2,7 +2,7 @@
  * stop-ends-tasks: drain `disable` ends every task scope; a connection
  * closed with no drain notice ends them too; drain `restart` ends none.
  */
-import { defineScenario } from "../shared/define.ts";
+import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 import type { ScenarioContext } from "../inside/context.ts";
 import type { ScenarioDaemon } from "../inside/scenario-daemon.ts";

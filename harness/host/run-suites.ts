@@ -1,8 +1,8 @@
-import { bootContainer, cannotRunHereReason, type ContainerHandle, type ContainerOptions, describeFailure, ENGINES, resolveOptions, stopBooting, type Suite } from "./container/mod.ts";
+import { bootContainer, cannotRunHereReason, type ContainerHandle, type ContainerOptions, describeFailure, ENGINE_FACTS, resolveOptions, stopBooting, type Suite } from "./container/mod.ts";
 import { type RunInOptions, runScenarioIn, type ScenarioResult } from "./run-in.ts";
 import { formatTable } from "../shared/table.ts";
 import { TCG_TIME_SCALE, TIME_SCALE_PARAM, timeScaleOf } from "../shared/time-scale.ts";
-import type { VmMachine } from "./container/vm.ts";
+import type { VmMachine } from "./container/engine/vm/vm.ts";
 
 /** systemd versions the harness ships against, and the Debian suite that has each. */
 export const SYSTEMD_SUITES: Record<string, Suite> = { "252": "bookworm", "257": "trixie" };
@@ -45,7 +45,7 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
   const cannot = await cannotRunHereReason(undefined, engine);
   const targets: RunTarget[] = [...(options.names ?? []).map((name) => ({ name })), ...(options.targets ?? [])];
   // An engine that boots no suite (the host's own systemd) runs once, whatever `suites` says.
-  const fixed = engine !== "auto" && !ENGINES[engine].bootsSuite ? engine : null;
+  const fixed = engine !== "auto" && !ENGINE_FACTS[engine].bootsSuite ? engine : null;
   const suites: (Suite | "host")[] = fixed ? ["host"] : options.suites;
   for (const suite of suites) {
     const failAll = (verdict: "skip" | "fail", why: string, left: RunTarget[] = targets) => {

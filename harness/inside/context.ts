@@ -5,7 +5,7 @@ import { $ } from "zx";
 import { cgroupProcs, findCgroup2Mount, readCgroup, type TaskRecord, TaskStore, taskPaths } from "../../lib/mod.ts";
 import type { SimulatorOptions } from "./daemon/simulator.ts";
 import type { DelegatedCgroup } from "./delegated-cgroup.ts";
-import type { Scenario } from "../shared/define.ts";
+import type { Scenario as ScenarioOf } from "../shared/define.ts";
 import { ScenarioSkip } from "../shared/skip.ts";
 import type { Check, Incarnation, Mark } from "../shared/report.ts";
 import { ScenarioDaemon } from "./scenario-daemon.ts";
@@ -15,7 +15,7 @@ import { cgroupKillRefusal } from "../../lib/placement/cgroup-v2/cgroup-v2.ts";
 type Message = Record<string, any>;
 
 export interface ContextSetup {
-  scenario: Scenario;
+  scenario: ScenarioOf<ScenarioContext>;
   /** The scenario's directory inside the container (shared with the host): storages live here. */
   runDir: string;
   /** Unit and cgroup prefix, unique to the scenario, so cleanup never touches another's. */
@@ -67,7 +67,7 @@ const DAEMON_DEFAULTS = {
  * ```
  */
 export class ScenarioContext {
-  readonly scenario: Scenario;
+  readonly scenario: ScenarioOf<ScenarioContext>;
   readonly runDir: string;
   readonly prefix: string;
   readonly cgroup: DelegatedCgroup;

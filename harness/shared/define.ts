@@ -1,4 +1,3 @@
-import type { ScenarioContext } from "../inside/context.ts";
 import type { HostPreparation } from "./host-preparation.ts";
 
 /**
@@ -6,9 +5,12 @@ import type { HostPreparation } from "./host-preparation.ts";
  * under its user manager, in a delegated cgroup) and how long it may take.
  * The host side is the same for every scenario (`harness/host/run-in.ts`):
  * boot, run the driver (which judges), read its report, write the report
- * files.
+ * files. `Ctx` is what the steps are handed: the inside's ScenarioContext
+ * (harness/inside/define-scenario.ts binds it); the host side, which only
+ * reads the rest, sees it as `unknown`, so nothing shared reaches into the
+ * inside.
  */
-export interface Scenario {
+export interface Scenario<Ctx = unknown> {
   /** Also the report directory's name: `harness/reports/<name>-<suite>/`. */
   name: string;
   /** One line: what it shows. */
@@ -46,7 +48,7 @@ export interface Scenario {
    */
   reboot?: {
     how: RebootHow;
-    after(ctx: ScenarioContext): Promise<void>;
+    after(ctx: Ctx): Promise<void>;
   };
   /**
    * Set while the scenario shows an open bug (a line, a link): its checks
@@ -64,7 +66,7 @@ export interface Scenario {
    */
   prepareOnHost?: HostPreparation[];
   /** The steps, inside the container. Record checks with `ctx.check`, skip with `ctx.skip`. */
-  inside(ctx: ScenarioContext): Promise<void>;
+  inside(ctx: Ctx): Promise<void>;
 }
 
 /**
@@ -75,29 +77,5 @@ export interface Scenario {
 export type RebootHow = "power-cut" | "clean";
 
 export const DEFAULT_SCENARIO_TIMEOUT_MS = 90_000;
-
-/**
- * Declares a scenario; the identity function, there for the type and the
- * defaults in one place.
- *
- * @example
- * ```ts
- * import { defineScenario } from "outlive/harness";
- * export default defineScenario({
- *   name: "hello",
- *   summary: "a task's exit code survives",
- *   async inside(ctx) {
- *     const d = ctx.daemon();
- *     await d.start();
- *     const t = await d.run({ shell: "exit 3" });
- *     const done = await ctx.completion(d, t.id);
- *     ctx.check("exit code 3", done.exitCode === 3, done);
- *   },
- * });
- * ```
- */
-export function defineScenario(scenario: Scenario): Scenario {
-  return scenario;
-}
 
 export { ScenarioSkip } from "./skip.ts";

@@ -12,7 +12,7 @@ import { newTaskId } from "../store/record/task-id.ts";
 import type { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import type { TaskEnd } from "../end/terminal-record.ts";
-import type { TaskStep } from "../supervisor/task-steps.ts";
+import type { TaskStep } from "./task-steps.ts";
 import { deadlineSecondsOf, newTaskRecord } from "./new-record.ts";
 import { checkProgram } from "./program-lookup.ts";
 import type { CheckedRunSpec } from "./run-spec.ts";

@@ -7,7 +7,7 @@ import { defaultShellPath, shellPathProblem } from "../spawn/shell-path.ts";
 import { defaultStorageRoot } from "../store/storage/storage-root.ts";
 import { MIN_OUTPUT_BYTES } from "../output/trim-loop.ts";
 import { outputBound, type RunSpec } from "../start/run-spec.ts";
-import type { StepListener } from "./task-steps.ts";
+import type { StepListener } from "../start/task-steps.ts";
 
 export type { RunSpec };
 

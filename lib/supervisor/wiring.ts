@@ -15,7 +15,7 @@ import type { PlacementName } from "../store/record/record.ts";
 import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
 import { TaskTable } from "../store/task-table.ts";
 import { CompletionQueue } from "./completion-queue.ts";
-import type { TaskStep } from "./task-steps.ts";
+import type { TaskStep } from "../start/task-steps.ts";
 import type { NormalizedOptions } from "./options.ts";
 
 /** How long a check of a task that has written its exit code waits for this process to reap its wrapper (see TaskWatch.reaped). */

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { XMLParser } from "fast-xml-parser";
 import { afterAll, describe, expect, it } from "vitest";
-import { hostEngineMissing } from "../../harness/host/container/host.ts";
+import { hostEngineMissing } from "../../harness/host/container/engine/host/host.ts";
 import { junitXml } from "../../harness/host/junit.ts";
 
 const root = join(__dirname, "..", "..");

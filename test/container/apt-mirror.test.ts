@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hostDebianMirror, requireMirror } from "../../harness/host/container/apt-mirror.ts";
+import { hostDebianMirror, requireMirror } from "../../harness/host/container/image/apt-mirror.ts";
 import { resolveOptions } from "../../harness/host/container/options.ts";
 
 // The containers are built from the mirror this host's apt uses (no mirror's name is written into outlive):

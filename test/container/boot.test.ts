@@ -1,9 +1,9 @@
 import { existsSync, rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { isSameProcess } from "../../lib/proc/identity.ts";
-import { mountsUnder } from "../../harness/host/container/mounts.ts";
+import { mountsUnder } from "../../harness/host/container/host-checks/mounts.ts";
 import { bootContainer, cannotRunHereReason, ContainerError, type ContainerHandle, type TeardownReport } from "../../harness/host/container/mod.ts";
-import type { NspawnMachine } from "../../harness/host/container/nspawn.ts";
+import type { NspawnMachine } from "../../harness/host/container/engine/nspawn/nspawn.ts";
 
 // A real bookworm container: skipped, with the reason printed, where root, nspawn or debootstrap are missing.
 const missing = await cannotRunHereReason();

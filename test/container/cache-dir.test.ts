@@ -1,7 +1,7 @@
 import { chmodSync, chownSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { checkCacheDir, defaultCacheDir } from "../../harness/host/container/cache-dir.ts";
+import { checkCacheDir, defaultCacheDir } from "../../harness/host/container/image/cache-dir.ts";
 import { resolveOptions } from "../../harness/host/container/options.ts";
 import { tempDir } from "../support/cli.ts";
 
@@ -52,8 +52,8 @@ describe("where root file systems are cached", () => {
 
 describe("a cached root file system", () => {
   it("is taken only when its recipe.json is this recipe: an entry left under the name by another outlive is rebuilt", async () => {
-    const { isReady } = await import("../../harness/host/container/rootfs.ts");
-    const { cacheEntryDir, recipeFor, recipeHash } = await import("../../harness/host/container/recipe.ts");
+    const { isReady } = await import("../../harness/host/container/image/rootfs.ts");
+    const { cacheEntryDir, recipeFor, recipeHash } = await import("../../harness/host/container/image/recipe.ts");
     const { writeFileSync } = await import("node:fs");
     const options = resolveOptions({ cacheDir: join(temp.dir, "entries") });
     const recipe = recipeFor(options);

@@ -2,10 +2,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bootContainer, type Suite } from "../../harness/host/container/mod.ts";
-import { cgroupHierarchies, LIBPOD_PARENT } from "../../harness/host/container/oci-cgroups.ts";
-import { engineEnv } from "../../harness/host/container/oci-engine.ts";
+import { cgroupHierarchies, LIBPOD_PARENT } from "../../harness/host/container/engine/oci/oci-cgroups.ts";
+import { engineEnv } from "../../harness/host/container/engine/oci/oci-engine.ts";
 import { projectRoot as findProjectRoot } from "../../harness/shared/project-root.ts";
-import { engineMissing } from "../../harness/host/container/preflight.ts";
+import { engineMissing } from "../../harness/host/container/host-checks/preflight.ts";
 import { runCommand } from "../../harness/host/container/command.ts";
 
 const root = findProjectRoot();

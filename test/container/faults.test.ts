@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bootContainer, cannotRunHereReason, ContainerError, describeFailure } from "../../harness/host/container/mod.ts";
-import { findHostCgroups, launchCgroupDirs } from "../../harness/host/container/host-cgroup.ts";
+import { findHostCgroups, launchCgroupDirs } from "../../harness/host/container/host-checks/host-cgroup.ts";
 import { projectRoot as findProjectRoot } from "../../harness/shared/project-root.ts";
 
 const missing = await cannotRunHereReason();

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { ContainerError, describeFailure, resolveOptions } from "../../harness/host/container/mod.ts";
-import { recipeFor } from "../../harness/host/container/recipe.ts";
+import { recipeFor } from "../../harness/host/container/image/recipe.ts";
 import { createServer } from "node:http";
-import { imageEntryDir, imageRecipeFor, kernelReleaseUnserved } from "../../harness/host/container/vm-image.ts";
+import { imageEntryDir, imageRecipeFor, kernelReleaseUnserved } from "../../harness/host/container/engine/vm/guest-image.ts";
 import { scenarioCli } from "../../harness/host/cli.ts";
 
 describe("the bookworm-5.10 suite: bookworm's userland on Debian 11's kernel, vm engine only", () => {

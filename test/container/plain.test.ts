@@ -3,15 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ContainerError, describeFailure } from "../../harness/host/container/errors.ts";
-import { findHostCgroups, launchCgroupDirs } from "../../harness/host/container/host-cgroup.ts";
-import { mountsUnder } from "../../harness/host/container/mounts.ts";
-import { nspawnArgv } from "../../harness/host/container/nspawn.ts";
-import { needsCgroup2Mount } from "../../harness/host/container/cgroup2-mount.ts";
-import { ociRunArgv } from "../../harness/host/container/oci.ts";
-import { testImageTag } from "../../harness/host/container/oci-image.ts";
+import { findHostCgroups, launchCgroupDirs } from "../../harness/host/container/host-checks/host-cgroup.ts";
+import { mountsUnder } from "../../harness/host/container/host-checks/mounts.ts";
+import { nspawnArgv } from "../../harness/host/container/engine/nspawn/nspawn.ts";
+import { needsCgroup2Mount } from "../../harness/host/container/host-checks/cgroup2-mount.ts";
+import { ociRunArgv } from "../../harness/host/container/engine/oci/oci.ts";
+import { testImageTag } from "../../harness/host/container/engine/oci/oci-image.ts";
 import { linkedNodeModules, resolveOptions } from "../../harness/host/container/options.ts";
 import { classifySystemState, parseSystemdVersion } from "../../harness/host/container/readiness.ts";
-import { PACKAGES, recipeFor, recipeHash } from "../../harness/host/container/recipe.ts";
+import { PACKAGES, recipeFor, recipeHash } from "../../harness/host/container/image/recipe.ts";
 import { startedRunArgv, startedUserRunArgv, waitedRunArgv } from "../../harness/host/container/systemd-run.ts";
 
 // Plain data only: no root, no container.

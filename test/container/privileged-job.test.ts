@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { runInJobContainer } from "../../harness/host/container/job.ts";
-import { engineMissing } from "../../harness/host/container/preflight.ts";
+import { runInJobContainer } from "../../harness/host/container/host-checks/job.ts";
+import { engineMissing } from "../../harness/host/container/host-checks/preflight.ts";
 
 /**
  * The GitLab privileged-job shape, made with podman: PID 1 of the job is not

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { isSameProcess } from "../../lib/proc/identity.ts";
 import { cannotRunHereReason, resolveOptions } from "../../harness/host/container/mod.ts";
-import type { NspawnState } from "../../harness/host/container/nspawn.ts";
+import type { NspawnState } from "../../harness/host/container/engine/nspawn/nspawn.ts";
 import { loadState } from "../../harness/host/container/state.ts";
 import { runSuites } from "../../harness/host/run-suites.ts";
 

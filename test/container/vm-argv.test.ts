@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { resolveOptions } from "../../harness/host/container/options.ts";
-import { explainConsole, qemuArgv, vmPaths, vmShares } from "../../harness/host/container/vm-boot.ts";
-import { hasExt4Superblock } from "../../harness/host/container/vm-image.ts";
+import { explainConsole, qemuArgv, vmPaths, vmShares } from "../../harness/host/container/engine/vm/qemu.ts";
+import { hasExt4Superblock } from "../../harness/host/container/engine/vm/guest-image.ts";
 
 describe("the vm engine as data", () => {
   const options = resolveOptions({ engine: "vm", name: "outlive-bookworm-1", projectDir: "/p", nodePath: "/opt/node/bin/node", binds: [{ host: "/scen", inside: "/work/host/scen" }] });

@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bootContainer, ContainerError, describeFailure, resolveOptions } from "../../harness/host/container/mod.ts";
-import { mountsUnder } from "../../harness/host/container/mounts.ts";
-import { engineMissing } from "../../harness/host/container/preflight.ts";
-import { cacheEntryDir, recipeFor } from "../../harness/host/container/recipe.ts";
-import { ensureGuestImage, imageEntryDir, imageRecipeFor } from "../../harness/host/container/vm-image.ts";
-import { ensureRootfs } from "../../harness/host/container/rootfs.ts";
+import { mountsUnder } from "../../harness/host/container/host-checks/mounts.ts";
+import { engineMissing } from "../../harness/host/container/host-checks/preflight.ts";
+import { cacheEntryDir, recipeFor } from "../../harness/host/container/image/recipe.ts";
+import { ensureGuestImage, imageEntryDir, imageRecipeFor } from "../../harness/host/container/engine/vm/guest-image.ts";
+import { ensureRootfs } from "../../harness/host/container/image/rootfs.ts";
 
 const vmMissing = await engineMissing("vm");
 if (vmMissing) console.log(`test/container/vm-bad-input: skipping: ${vmMissing}`);

@@ -3,7 +3,7 @@ import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } 
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootContainer, type ContainerHandle } from "../../harness/host/container/mod.ts";
-import { engineMissing } from "../../harness/host/container/preflight.ts";
+import { engineMissing } from "../../harness/host/container/host-checks/preflight.ts";
 import { runScenarioIn } from "../../harness/host/run-in.ts";
 import { projectRoot } from "../../harness/shared/project-root.ts";
 import type { ScenarioReport } from "../../harness/shared/report.ts";

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { findTool } from "../../harness/host/container/preconditions.ts";
-import { chooseAccel, judgeProbe, probeAccel, probeKernel } from "../../harness/host/container/vm-probe.ts";
+import { findTool } from "../../harness/host/container/host-checks/preconditions.ts";
+import { chooseAccel, judgeProbe, probeAccel, probeKernel } from "../../harness/host/container/engine/vm/accel-probe.ts";
 
 const qemu = await findTool("qemu-system-x86_64");
 if (qemu === null) console.log("test/container/vm-probe: skipping the real probes: qemu-system-x86_64 is not installed (container/install-deps.sh)");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agentStarted, lastConsoleLine, MAX_EXTRA_RESETS, newKernelBegan, STALL_MS, stallDecision } from "../../harness/host/container/vm-stall.ts";
+import { agentStarted, lastConsoleLine, MAX_EXTRA_RESETS, newKernelBegan, STALL_MS, stallDecision } from "../../harness/host/container/engine/vm/reboot-stall.ts";
 
 // The tail of a console that hung after a reset, as CI saw it on bookworm (the new kernel began, then nothing).
 const HUNG = [

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isSameProcess } from "../../lib/proc/identity.ts";
 import { bootContainer, ENGINES, resolveOptions } from "../../harness/host/container/mod.ts";
-import { mountsUnder } from "../../harness/host/container/mounts.ts";
-import { engineMissing } from "../../harness/host/container/preflight.ts";
+import { mountsUnder } from "../../harness/host/container/host-checks/mounts.ts";
+import { engineMissing } from "../../harness/host/container/host-checks/preflight.ts";
 import { projectRoot } from "../../harness/shared/project-root.ts";
-import type { VmMachine } from "../../harness/host/container/vm.ts";
+import type { VmMachine } from "../../harness/host/container/engine/vm/vm.ts";
 
 const vmMissing = await engineMissing("vm");
 if (vmMissing) console.log(`test/container/vm-teardown: skipping: ${vmMissing}`);

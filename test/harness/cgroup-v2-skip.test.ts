@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ScenarioContext } from "../../harness/inside/context.ts";
 import type { DelegatedCgroup } from "../../harness/inside/delegated-cgroup.ts";
-import { defineScenario } from "../../harness/shared/define.ts";
+import { defineScenario } from "../../harness/inside/define-scenario.ts";
 import { ScenarioSkip } from "../../harness/shared/skip.ts";
 
 const scenario = defineScenario({ name: "asks-cgroup-v2", summary: "asks for the cgroup-v2 placement", async inside() {} });

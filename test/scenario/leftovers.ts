@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { findHostCgroups } from "../../harness/host/container/host-cgroup.ts";
+import { findHostCgroups } from "../../harness/host/container/host-checks/host-cgroup.ts";
 
 /**
  * What a runner process with pid `runnerPid` may have left on the host: a

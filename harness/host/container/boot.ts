@@ -4,10 +4,10 @@ import { ContainerError } from "./errors.ts";
 import { ContainerHandle } from "./handle.ts";
 import { AUTO_ORDER, ENGINES, type EngineName } from "./engines.ts";
 import type { Machine } from "./machine.ts";
-import { consoleLogPath } from "./nspawn.ts";
+import { consoleLogPath } from "./engine/nspawn/nspawn.ts";
 import { resolveOptions, type ContainerOptions, type ResolvedOptions } from "./options.ts";
 import { waitUntilReady } from "./readiness.ts";
-import type { Log } from "./rootfs.ts";
+import type { Log } from "./image/rootfs.ts";
 import { loadState, saveState, type ContainerState } from "./state.ts";
 
 /** Progress goes to stderr so a scenario's stdout stays its own. */

@@ -20,12 +20,12 @@
  */
 import { parseArgs } from "node:util";
 import { attachContainer, bootContainer, machineFromState, stderrLog } from "./boot.ts";
-import { ENGINE_NAMES, ENGINES } from "./engines.ts";
+import { ENGINE_FACTS, ENGINE_NAMES, ENGINES } from "./engines.ts";
 import { describeFailure } from "./errors.ts";
 import { resolveOptions, type ContainerOptions, type EngineChoice, type Suite, SUITES } from "./options.ts";
-import { runInJobContainer } from "./job.ts";
-import { engineMissing } from "./preflight.ts";
-import { ensureRootfs } from "./rootfs.ts";
+import { runInJobContainer } from "./host-checks/job.ts";
+import { engineMissing } from "./host-checks/preflight.ts";
+import { ensureRootfs } from "./image/rootfs.ts";
 import { listStateNames, loadState } from "./state.ts";
 
 const USAGE = `usage: cli.js engine | build | up | exec NAME [--user] -- ARGV... | journal NAME | down NAME|--all | smoke | job -- SCRIPT  [--suite ${SUITES.join("|")}] [--host-layout] [--name N] [--engine auto|${ENGINE_NAMES.join("|")}] [--cache-dir DIR]`;
@@ -116,7 +116,7 @@ async function engine(): Promise<number> {
   let chosen: string | null = null;
   for (const name of ENGINE_NAMES) {
     const why = await engineMissing(name);
-    if (why === null && ENGINES[name].auto) chosen ??= name;
+    if (why === null && ENGINE_FACTS[name].auto) chosen ??= name;
     const how = why === null ? await ENGINES[name].howItRuns?.(resolveOptions({ engine: name })) : undefined;
     console.log(`${name.padEnd(7)} ${why === null ? `can run here${how ? `: ${how}` : ""}` : `cannot: ${why}`}`);
   }

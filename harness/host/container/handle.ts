@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ContainerError } from "./errors.ts";
 import type { Machine, RebootHow, TeardownReport } from "./machine.ts";
-import type { EngineName } from "./engines.ts";
+import type { EngineName } from "./engine-names.ts";
 import { type Readiness, waitUntilReady } from "./readiness.ts";
 import type { CommonState } from "./state.ts";
 import { execUnitName, startedRunArgv, startedUserRunArgv, waitedRunArgv } from "./systemd-run.ts";

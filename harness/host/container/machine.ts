@@ -1,8 +1,8 @@
 import type { RebootHow } from "../../shared/define.ts";
 import type { CommandResult } from "./command.ts";
-import type { EngineName } from "./engines.ts";
+import type { EngineName } from "./engine-names.ts";
 import type { ResolvedOptions } from "./options.ts";
-import type { Log } from "./rootfs.ts";
+import type { Log } from "./image/rootfs.ts";
 import type { ContainerState } from "./state.ts";
 
 /** Run as this identity inside (nspawn: nsenter's setuid/setgid; docker/podman: exec --user). */
@@ -68,19 +68,10 @@ export interface Machine {
 /**
  * What an engine is to the harness, as systemd's unit types fill one
  * table: every engine fills it, and `ENGINES` (engines.ts) lists them by
- * name. Nothing above asks which engine it holds.
+ * name; what each is in plain facts (auto, bootsSuite, its boot bound) is
+ * in engine-names.ts. Nothing above asks which engine it holds.
  */
 export interface Engine {
-  /** `auto` tries the engines that say true, in the order of `ENGINES`. */
-  readonly auto: boolean;
-  /**
-   * It boots the Debian suite asked for (`suite`, and so a systemd
-   * version). False for an engine whose systemd is already there (the
-   * host's own): scenarios then run once, on whatever version it has.
-   */
-  readonly bootsSuite: boolean;
-  /** Its own default for `bootTimeoutMs`, when a boot takes longer than the usual 60 s (a VM under software emulation). */
-  readonly bootTimeoutMs?: number;
   /** Builds (or finds in the cache) what it boots beyond the rootfs, for `cli.ts build --engine E`; says where it is. */
   prepare?(options: ResolvedOptions, log: Log): Promise<string>;
   /** How it would run here, one line, when it can (the vm engine: KVM or TCG, and why). */

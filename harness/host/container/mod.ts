@@ -19,9 +19,9 @@ export { ContainerHandle, type ContainerInfo, type ExecOptions, type ExecResult,
 export type { Machine, TeardownReport, EnterOptions } from "./machine.ts";
 export { ContainerError, describeFailure, EXIT_CANNOT_RUN_HERE, type ContainerErrorCode } from "./errors.ts";
 export { DEFAULTS, SUITE_SPECS, SUITES, resolveOptions, suiteEngineMismatch, type Bind, type ContainerOptions, type Suite, type EngineChoice } from "./options.ts";
-export { AUTO_ORDER, ENGINE_NAMES, ENGINES, type EngineName } from "./engines.ts";
-export { ensureRootfs, type CachedRootfs } from "./rootfs.ts";
+export { AUTO_ORDER, ENGINE_FACTS, ENGINE_NAMES, ENGINES, type EngineName } from "./engines.ts";
+export { ensureRootfs, type CachedRootfs } from "./image/rootfs.ts";
 export type { Readiness } from "./readiness.ts";
-export { findHostCgroups, type HostCgroups } from "./host-cgroup.ts";
+export { findHostCgroups, type HostCgroups } from "./host-checks/host-cgroup.ts";
 export { runtimeDir } from "./systemd-run.ts";
-export { cannotRunHereReason } from "./preflight.ts";
+export { cannotRunHereReason } from "./host-checks/preflight.ts";

@@ -1,14 +1,14 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { projectRoot } from "../../shared/project-root.ts";
-import { hostDebianMirror } from "./apt-mirror.ts";
-import { ENGINE_NAMES, ENGINES, type EngineName, isEngineName } from "./engines.ts";
-import { defaultCacheDir } from "./cache-dir.ts";
+import { hostDebianMirror } from "./image/apt-mirror.ts";
+import { ENGINE_FACTS, ENGINE_NAMES, type EngineName, engineFacts, isEngineName } from "./engine-names.ts";
+import { defaultCacheDir } from "./image/cache-dir.ts";
 import { ContainerError } from "./errors.ts";
-import { type AccelOption, DEFAULT_QEMU } from "./vm-probe.ts";
+import { type AccelOption, DEFAULT_QEMU } from "./engine/vm/accel-probe.ts";
 
-import { type Suite, SUITE_SPECS, SUITES } from "./suites.ts";
-export { type Release, type Suite, SUITE_SPECS, SUITES, type SuiteSpec } from "./suites.ts";
+import { type Suite, SUITE_SPECS, SUITES } from "./image/suites.ts";
+export { type Release, type Suite, SUITE_SPECS, SUITES, type SuiteSpec } from "./image/suites.ts";
 
 /** One line when the suite needs a kernel of its own and the engine boots none (every engine but vm), else null. */
 export function suiteEngineMismatch(suite: Suite, engine: EngineChoice): string | null {
@@ -17,7 +17,7 @@ export function suiteEngineMismatch(suite: Suite, engine: EngineChoice): string 
   return `the ${suite} suite boots Debian ${from}'s kernel, which only the vm engine can do; got engine ${engine} (use --engine vm, or suite ${SUITE_SPECS[suite].userland})`;
 }
 
-/** An engine of `ENGINES` by name, or `auto`: the first of those it tries that runs here. */
+/** An engine by name (engine-names.ts), or `auto`: the first of those it tries that runs here. */
 export type EngineChoice = EngineName | "auto";
 
 /** What a caller may say about a container; every field has a default. */
@@ -33,8 +33,8 @@ export interface ContainerOptions {
    */
   unified?: boolean;
   /**
-   * Which engine (`ENGINES` in engines.ts); `auto` (default) tries nspawn,
-   * podman, then docker, and uses the first that really runs (engines.ts
+   * Which engine (engine-names.ts); `auto` (default) tries nspawn,
+   * podman, then docker, and uses the first that really runs (engine-names.ts
    * says why in that order). `host` is never picked by `auto`.
    */
   engine?: EngineChoice;
@@ -171,7 +171,7 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
   if (mismatch) throw new ContainerError("bad-option", mismatch);
   // An engine that boots no suite (the host's own systemd) names its machine after itself.
   // Host names take no dots: bookworm-5.10's machines are outlive-bookworm-5-10-….
-  const machineOf = engine !== "auto" && !ENGINES[engine].bootsSuite ? engine : suite.replace(/[^a-z0-9-]/g, "-");
+  const machineOf = engine !== "auto" && !ENGINE_FACTS[engine].bootsSuite ? engine : suite.replace(/[^a-z0-9-]/g, "-");
   const name = options.name ?? `outlive-${machineOf}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   if (typeof name !== "string" || !NAME_PATTERN.test(name)) fail("name", "lower-case letters, digits and dashes (at most 63)", name);
   const user = options.user ?? DEFAULTS.user;
@@ -204,7 +204,7 @@ export function resolveOptions(options: ContainerOptions = {}): ResolvedOptions 
     mirror,
     ociCommand,
     buildTimeoutMs: positiveInt("buildTimeoutMs", options.buildTimeoutMs, DEFAULTS.buildTimeoutMs),
-    bootTimeoutMs: positiveInt("bootTimeoutMs", options.bootTimeoutMs, (engine !== "auto" && ENGINES[engine].bootTimeoutMs) || DEFAULTS.bootTimeoutMs),
+    bootTimeoutMs: positiveInt("bootTimeoutMs", options.bootTimeoutMs, (engine !== "auto" && engineFacts(engine).bootTimeoutMs) || DEFAULTS.bootTimeoutMs),
     stopTimeoutMs: positiveInt("stopTimeoutMs", options.stopTimeoutMs, DEFAULTS.stopTimeoutMs),
     qemuCommand,
     vmAccel,

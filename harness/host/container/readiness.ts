@@ -1,15 +1,9 @@
 import { ContainerError } from "./errors.ts";
 import type { Machine } from "./machine.ts";
+import type { Readiness } from "./state.ts";
 
-/** How the container came up: `degraded` means some unit failed (listed), which scenarios may tolerate. */
-export interface Readiness {
-  systemState: "running" | "degraded";
-  failedUnits: string[];
-  /** e.g. 252 or 257. */
-  systemdVersion: number;
-  /** From launching the engine until the system and user@UID.service were both up. */
-  ms: number;
-}
+export type { Readiness };
+
 
 /** States after which waiting longer cannot help. */
 const HOPELESS = new Set(["maintenance", "stopping"]);

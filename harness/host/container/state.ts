@@ -1,9 +1,18 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { EngineName } from "./engines.ts";
+import type { EngineName } from "./engine-names.ts";
 import { ContainerError } from "./errors.ts";
 import type { Suite } from "./options.ts";
-import type { Readiness } from "./readiness.ts";
+
+/** How the container came up: `degraded` means some unit failed (listed), which scenarios may tolerate. */
+export interface Readiness {
+  systemState: "running" | "degraded";
+  failedUnits: string[];
+  /** e.g. 252 or 257. */
+  systemdVersion: number;
+  /** From launching the engine until the system and user@UID.service were both up. */
+  ms: number;
+}
 
 /** What every engine records: enough for another process (`cli.ts exec|down NAME`) to find the container again. */
 export interface CommonState {

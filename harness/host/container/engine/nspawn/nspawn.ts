@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { waitUntil } from "../../../lib/kill/process-group.ts";
-import { isSameProcess, type ProcessIdentity } from "../../../lib/proc/identity.ts";
-import { readProcStat } from "../../../lib/proc/stat.ts";
-import { runCommand, type CommandResult } from "./command.ts";
-import { ContainerError } from "./errors.ts";
-import { hostCgroupsMountingIfNeeded, releaseCgroup2Mount } from "./cgroup2-mount.ts";
+import { waitUntil } from "../../../../../lib/kill/process-group.ts";
+import { isSameProcess, type ProcessIdentity } from "../../../../../lib/proc/identity.ts";
+import { readProcStat } from "../../../../../lib/proc/stat.ts";
+import { runCommand, type CommandResult } from "../../command.ts";
+import { ContainerError } from "../../errors.ts";
+import { hostCgroupsMountingIfNeeded, releaseCgroup2Mount } from "../../host-checks/cgroup2-mount.ts";
 import {
   cgroupPids,
   killCgroupTree,
@@ -14,13 +14,14 @@ import {
   makeLaunchCgroup,
   removeCgroupTree,
   waitCgroupEmpty,
-} from "./host-cgroup.ts";
-import type { Engine, EnterOptions, Machine, TeardownReport } from "./machine.ts";
-import { mountsUnder } from "./mounts.ts";
-import type { ResolvedOptions } from "./options.ts";
-import { requireRoot, requireTool, rootfsEngineMissing, type ToolNeed } from "./preconditions.ts";
-import { ensureRootfs, type Log } from "./rootfs.ts";
-import { commonState, type CommonState, loadState, markStopped, saveState } from "./state.ts";
+} from "../../host-checks/host-cgroup.ts";
+import type { Engine, EnterOptions, Machine, TeardownReport } from "../../machine.ts";
+import { mountsUnder } from "../../host-checks/mounts.ts";
+import type { ResolvedOptions } from "../../options.ts";
+import { requireRoot, requireTool, rootfsEngineMissing, type ToolNeed } from "../../host-checks/preconditions.ts";
+import { ensureRootfs, type Log } from "../../image/rootfs.ts";
+import { commonState, type CommonState, loadState, markStopped, saveState } from "../../state.ts";
+import { npmDirBeside } from "../../host-checks/npm-beside.ts";
 
 export interface NspawnState extends CommonState {
   engine: "nspawn";
@@ -43,8 +44,6 @@ const NSPAWN_TOOLS: readonly ToolNeed[] = [["systemd-nspawn", "systemd-container
  * layout.
  */
 export const nspawnEngine: Engine = {
-  auto: true,
-  bootsSuite: true,
   missing: (nodePath) => rootfsEngineMissing(NSPAWN_TOOLS, nodePath),
   async boot(options: ResolvedOptions, log: Log) {
     const rootfs = await ensureRootfs(options, log);
@@ -93,11 +92,6 @@ export function nspawnArgv(options: ResolvedOptions, rootfs: string): string[] {
   ];
 }
 
-/** npm beside a Node binary (`<prefix>/lib/node_modules/npm`), when there is one; podman binds it too. */
-export function npmDirBeside(nodePath: string): string | null {
-  const npm = join(dirname(dirname(nodePath)), "lib", "node_modules", "npm");
-  return existsSync(join(npm, "bin", "npx-cli.js")) ? npm : null;
-}
 
 function npmBind(nodePath: string): string[] {
   const npm = npmDirBeside(nodePath);

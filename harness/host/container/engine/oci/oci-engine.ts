@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { runCommand } from "./command.ts";
-import { findTool } from "./preconditions.ts";
+import { runCommand } from "../../command.ts";
+import { findTool } from "../../host-checks/preconditions.ts";
 
 /** docker and podman share every CLI verb the harness uses. */
 export type OciEngine = "docker" | "podman";

@@ -1,36 +1,25 @@
 import { basename, dirname, join } from "node:path";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
-import { isSameProcess, type ProcessIdentity } from "../../../lib/proc/identity.ts";
-import type { CommandResult } from "./command.ts";
-import { ContainerError } from "./errors.ts";
-import type { Engine, EnterOptions, Machine, RebootHow, TeardownReport } from "./machine.ts";
-import type { ResolvedOptions } from "./options.ts";
-import { findTool, requireRoot, requireTool, type ToolNeed } from "./preconditions.ts";
-import type { Log } from "./rootfs.ts";
-import { commonState, type CommonState, saveState } from "./state.ts";
-import { GuestAgent } from "./vm-agent.ts";
-import { qmpCommand } from "./vm-qmp.ts";
-import { AGENT_CHARDEV, consoleSaid, launchQemu, makeOverlay, NODE_DIR_INSIDE, qemuArgv, qemuSaid, type Share, type VmPaths, vmPaths, vmShares } from "./vm-boot.ts";
-import { ensureGuestImage } from "./vm-image.ts";
-import { type AccelChoice, type AccelOption, chooseAccel, DEFAULT_QEMU } from "./vm-probe.ts";
-import { lastConsoleLine, stallDecision } from "./vm-stall.ts";
-import { stopVm } from "./vm-teardown.ts";
+import { isSameProcess, type ProcessIdentity } from "../../../../../lib/proc/identity.ts";
+import type { CommandResult } from "../../command.ts";
+import { ContainerError } from "../../errors.ts";
+import type { Engine, EnterOptions, Machine, RebootHow, TeardownReport } from "../../machine.ts";
+import type { ResolvedOptions } from "../../options.ts";
+import { findTool, requireRoot, requireTool, type ToolNeed } from "../../host-checks/preconditions.ts";
+import type { Log } from "../../image/rootfs.ts";
+import { commonState, type CommonState, saveState } from "../../state.ts";
+import { GuestAgent } from "./guest-agent.ts";
+import { qmpCommand } from "./qmp.ts";
+import { AGENT_CHARDEV, consoleSaid, launchQemu, makeOverlay, NODE_DIR_INSIDE, qemuArgv, qemuSaid, type Share, type VmPaths, vmPaths, vmShares } from "./qemu.ts";
+import { ensureGuestImage } from "./guest-image.ts";
+import { type AccelChoice, type AccelOption, chooseAccel, DEFAULT_QEMU } from "./accel-probe.ts";
+import { lastConsoleLine, stallDecision } from "./reboot-stall.ts";
+import { stopVm } from "./teardown.ts";
+import type { VmState } from "./vm-state.ts";
 
-export interface VmState extends CommonState {
-  engine: "vm";
-  /** The qemu process; signalled only while its start time still matches. */
-  qemu: ProcessIdentity;
-  accel: AccelChoice;
-  /** The guest image's cache entry the overlay is on. */
-  image: string;
-  paths: VmPaths;
-  shares: Share[];
-  /** The host's Node binary's name in its shared directory. */
-  nodeBinary: string;
-}
+export type { VmState };
 
-/** Default bound on a boot: Debian under TCG on two shared cores takes 30–60 s to a ready user manager. */
-const VM_BOOT_TIMEOUT_MS = 240_000;
+
 /** How long an open agent connection may hear nothing before it is taken for deaf and made afresh (see dropAgentIfDeaf). */
 const AGENT_DEAF_MS = 30_000;
 const VM_TOOLS: readonly ToolNeed[] = [["qemu-img", "qemu-utils"], ["mkfs.ext4", "e2fsprogs"], ["debootstrap", "debootstrap"]];
@@ -66,9 +55,6 @@ export async function vmMissing(nodePath: string, qemuCommand: string = DEFAULT_
  * by `auto`: a boot costs tens of seconds under TCG.
  */
 export const vmEngine: Engine = {
-  auto: false,
-  bootsSuite: true,
-  bootTimeoutMs: VM_BOOT_TIMEOUT_MS,
   missing: (nodePath) => vmMissing(nodePath),
   prepare: async (options, log) => {
     const image = await ensureGuestImage(options, log);

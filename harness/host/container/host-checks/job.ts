@@ -1,13 +1,13 @@
 import { realpathSync } from "node:fs";
 import { dirname } from "node:path";
-import { runCommand, type CommandResult } from "./command.ts";
-import { ContainerError } from "./errors.ts";
-import { removeLibpodCgroups } from "./oci-cgroups.ts";
-import { engineEnv, probeOci } from "./oci-engine.ts";
-import { ensureOciImage } from "./oci-image.ts";
-import { resolveOptions, type ContainerOptions } from "./options.ts";
+import { runCommand, type CommandResult } from "../command.ts";
+import { ContainerError } from "../errors.ts";
+import { removeLibpodCgroups } from "../engine/oci/oci-cgroups.ts";
+import { engineEnv, probeOci } from "../engine/oci/oci-engine.ts";
+import { ensureOciImage } from "../engine/oci/oci-image.ts";
+import { resolveOptions, type ContainerOptions } from "../options.ts";
 import { findTool } from "./preconditions.ts";
-import type { Log } from "./rootfs.ts";
+import type { Log } from "../image/rootfs.ts";
 
 /** Where the project is inside the job container, as in a GitLab job's checkout. */
 export const JOB_PROJECT = "/work/project";

@@ -1,14 +1,14 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { readProcStat } from "../../../lib/proc/stat.ts";
-import { runCommand } from "./command.ts";
-import { ContainerError } from "./errors.ts";
+import { readProcStat } from "../../../../lib/proc/stat.ts";
+import { runCommand } from "../command.ts";
+import { ContainerError } from "../errors.ts";
 import { requireMirror } from "./apt-mirror.ts";
-import type { ResolvedOptions } from "./options.ts";
-import { requireRoot, requireTool } from "./preconditions.ts";
+import type { ResolvedOptions } from "../options.ts";
+import { requireRoot, requireTool } from "../host-checks/preconditions.ts";
 import { checkCacheDir } from "./cache-dir.ts";
 import { PACKAGES, cacheEntryDir, recipeFor, recipeHash, setupScriptPath, type Recipe } from "./recipe.ts";
-import { removeTree } from "./mounts.ts";
+import { removeTree } from "../host-checks/mounts.ts";
 
 /** A ready root file system in the cache. */
 export interface CachedRootfs {

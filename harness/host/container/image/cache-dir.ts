@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { ContainerError } from "./errors.ts";
+import { ContainerError } from "../errors.ts";
 
 /**
  * Where root file systems and images are kept when no `cacheDir` is given:

@@ -1,15 +1,15 @@
 import { createHash } from "node:crypto";
 import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { readProcStat } from "../../../lib/proc/stat.ts";
-import { runCommand } from "./command.ts";
-import { ContainerError } from "./errors.ts";
-import { removeTree, unmountUnder } from "./mounts.ts";
-import { requireMirror } from "./apt-mirror.ts";
-import type { ResolvedOptions } from "./options.ts";
-import { SUITE_SPECS } from "./suites.ts";
-import { requireRoot, requireTool } from "./preconditions.ts";
-import { ensureRootfs, type Log } from "./rootfs.ts";
+import { readProcStat } from "../../../../../lib/proc/stat.ts";
+import { runCommand } from "../../command.ts";
+import { ContainerError } from "../../errors.ts";
+import { removeTree, unmountUnder } from "../../host-checks/mounts.ts";
+import { requireMirror } from "../../image/apt-mirror.ts";
+import type { ResolvedOptions } from "../../options.ts";
+import { SUITE_SPECS } from "../../image/suites.ts";
+import { requireRoot, requireTool } from "../../host-checks/preconditions.ts";
+import { ensureRootfs, type Log } from "../../image/rootfs.ts";
 
 /** Packages the guest adds to the rootfs: Debian's kernel (modules and initramfs with it), Debian's guest agent, and e2fsprogs (trixie's debootstrap has none) for `diskStorages`. */
 export const VM_PACKAGES: readonly string[] = ["linux-image-amd64", "qemu-guest-agent", "e2fsprogs"];

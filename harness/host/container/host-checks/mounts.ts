@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { runCommand } from "./command.ts";
+import { runCommand } from "../command.ts";
 
 /** Unescapes the octal escapes (`\040` for a space) that /proc/self/mountinfo uses in paths. */
 function unescapeMountPath(text: string): string {

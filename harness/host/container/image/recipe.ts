@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ResolvedOptions } from "./options.ts";
+import type { ResolvedOptions } from "../options.ts";
 import { type Release, SUITE_SPECS } from "./suites.ts";
 
 /** Packages on top of debootstrap's minbase: systemd as PID 1, a user bus, logind sessions, ps/pgrep. */

@@ -1,14 +1,14 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { ProcessIdentity } from "../../../lib/proc/identity.ts";
-import { readProcStat } from "../../../lib/proc/stat.ts";
-import { runCommand } from "./command.ts";
-import { ContainerError } from "./errors.ts";
-import { npmDirBeside } from "./nspawn.ts";
-import type { ResolvedOptions } from "./options.ts";
-import type { GuestImage } from "./vm-image.ts";
-import type { AccelChoice } from "./vm-probe.ts";
+import type { ProcessIdentity } from "../../../../../lib/proc/identity.ts";
+import { readProcStat } from "../../../../../lib/proc/stat.ts";
+import { runCommand } from "../../command.ts";
+import { ContainerError } from "../../errors.ts";
+import { npmDirBeside } from "../../host-checks/npm-beside.ts";
+import type { ResolvedOptions } from "../../options.ts";
+import type { GuestImage } from "./guest-image.ts";
+import type { AccelChoice } from "./accel-probe.ts";
 
 /**
  * A host directory the guest sees over 9p. Read-only shares use

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCommand, type CommandResult } from "./command.ts";
-import { ContainerError } from "./errors.ts";
-import type { Engine, EnterOptions, Machine, TeardownReport } from "./machine.ts";
-import type { ResolvedOptions } from "./options.ts";
-import { requireRoot, requireTool } from "./preconditions.ts";
-import { commonState, type CommonState, markStopped, saveState } from "./state.ts";
+import { runCommand, type CommandResult } from "../../command.ts";
+import { ContainerError } from "../../errors.ts";
+import type { Engine, EnterOptions, Machine, TeardownReport } from "../../machine.ts";
+import type { ResolvedOptions } from "../../options.ts";
+import { requireRoot, requireTool } from "../../host-checks/preconditions.ts";
+import { commonState, type CommonState, markStopped, saveState } from "../../state.ts";
 
 export interface HostState extends CommonState {
   engine: "host";
@@ -20,8 +20,6 @@ export interface HostState extends CommonState {
  * the host's systemd version.
  */
 export const hostEngine: Engine = {
-  auto: false,
-  bootsSuite: false,
   missing: () => hostEngineMissing(),
   async boot(options) {
     const launchedAt = Date.now();

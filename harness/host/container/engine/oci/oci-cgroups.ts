@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
-import { removeCgroupTree } from "./host-cgroup.ts";
+import { removeCgroupTree } from "../../host-checks/host-cgroup.ts";
 
 /** Where podman (cgroupfs manager) puts every container: `<hierarchy>/libpod_parent/libpod-<id>`, and conmon beside them. */
 export const LIBPOD_PARENT = "libpod_parent";

@@ -1,12 +1,12 @@
 import { existsSync, rmSync } from "node:fs";
-import { waitUntil } from "../../../lib/kill/process-group.ts";
-import { isSameProcess } from "../../../lib/proc/identity.ts";
-import type { TeardownReport } from "./machine.ts";
-import { mountsUnder } from "./mounts.ts";
-import { markStopped } from "./state.ts";
-import type { VmPaths } from "./vm-boot.ts";
-import { qmpCommand } from "./vm-qmp.ts";
-import type { VmState } from "./vm.ts";
+import { waitUntil } from "../../../../../lib/kill/process-group.ts";
+import { isSameProcess } from "../../../../../lib/proc/identity.ts";
+import type { TeardownReport } from "../../machine.ts";
+import { mountsUnder } from "../../host-checks/mounts.ts";
+import { markStopped } from "../../state.ts";
+import type { VmPaths } from "./qemu.ts";
+import { qmpCommand } from "./qmp.ts";
+import type { VmState } from "./vm-state.ts";
 
 /** How long qemu gets to exit after QMP `quit` answered, before it is killed. */
 const QUIT_GRACE_MS = 5_000;

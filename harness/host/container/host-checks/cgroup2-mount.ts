@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCommand } from "./command.ts";
-import { ContainerError } from "./errors.ts";
+import { runCommand } from "../command.ts";
+import { ContainerError } from "../errors.ts";
 import { findHostCgroups, launchCgroupName, type HostCgroups } from "./host-cgroup.ts";
 
 /** Where the harness mounts cgroup v2 when a job container has only v1 controllers under a tmpfs. */

@@ -1,5 +1,5 @@
-import type { CommandResult } from "./command.ts";
-import { JsonLineSocket, type Message } from "./vm-socket.ts";
+import type { CommandResult } from "../../command.ts";
+import { JsonLineSocket, type Message } from "./json-socket.ts";
 
 /** How often a running guest-exec is asked about, at first and at most. */
 const POLL_FIRST_MS = 20;

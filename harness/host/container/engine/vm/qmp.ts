@@ -1,4 +1,4 @@
-import { JsonLineSocket } from "./vm-socket.ts";
+import { JsonLineSocket } from "./json-socket.ts";
 
 /**
  * qemu's machine protocol (QMP) on the unix socket in the run's 0700
@@ -7,7 +7,7 @@ import { JsonLineSocket } from "./vm-socket.ts";
  *
  * @example
  * ```ts
- * import { qmpCommand } from "./vm-qmp.ts";
+ * import { qmpCommand } from "./qmp.ts";
  * await qmpCommand("/root/.cache/outlive/runs/NAME/sockets/qmp.sock", "quit", 5_000);
  * ```
  */

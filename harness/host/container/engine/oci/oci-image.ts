@@ -2,11 +2,11 @@ import { createHash } from "node:crypto";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCommand } from "./command.ts";
-import { ContainerError } from "./errors.ts";
+import { runCommand } from "../../command.ts";
+import { ContainerError } from "../../errors.ts";
 import { engineEnv, ociBinary, type OciEngine } from "./oci-engine.ts";
-import type { ResolvedOptions } from "./options.ts";
-import { ensureRootfs, type Log } from "./rootfs.ts";
+import type { ResolvedOptions } from "../../options.ts";
+import { ensureRootfs, type Log } from "../../image/rootfs.ts";
 
 /** Tags the harness owns; anything else in the engine's store is left alone. */
 const BASE_REPO = "localhost/outlive-rootfs";

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ContainerError } from "./errors.ts";
+import { ContainerError } from "../errors.ts";
 
 /**
  * The Debian mirror this host's own apt uses, for debootstrap and the guest

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { needsCgroup2Mount } from "./cgroup2-mount.ts";
-import { runCommand } from "./command.ts";
-import { ContainerError } from "./errors.ts";
+import { runCommand } from "../command.ts";
+import { ContainerError } from "../errors.ts";
 import { findHostCgroups } from "./host-cgroup.ts";
 
 const INSTALL_HINT = "run container/install-deps.sh as root (apt-get install -y systemd-container debootstrap)";

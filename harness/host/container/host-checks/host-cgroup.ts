@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { waitUntil } from "../../../lib/kill/process-group.ts";
-import { cgroupProcs } from "../../../lib/mod.ts";
-import { ContainerError } from "./errors.ts";
+import { waitUntil } from "../../../../lib/kill/process-group.ts";
+import { cgroupProcs } from "../../../../lib/mod.ts";
+import { ContainerError } from "../errors.ts";
 
 /** Where cgroups live on this host: pure v2 at /sys/fs/cgroup, or hybrid with v2 at /sys/fs/cgroup/unified. */
 export interface HostCgroups {

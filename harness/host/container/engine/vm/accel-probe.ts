@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCommand } from "./command.ts";
+import { runCommand } from "../../command.ts";
 
 /** How the vm engine would run qemu here: an accelerator, the CPU model that goes with it, and why it was picked. */
 export interface AccelChoice {
@@ -79,7 +79,7 @@ export async function probeAccel(qemu: string, accel: "kvm" | "tcg", timeoutMs =
  *
  * @example
  * ```ts
- * import { chooseAccel } from "./vm-probe.ts";
+ * import { chooseAccel } from "./accel-probe.ts";
  * const c = await chooseAccel("qemu-system-x86_64", "auto");
  * console.log(c.accel ?? "none", c.why); // "tcg KVM does not run here: failed to set MSR 0x10a to 0x69 (exit 134); TCG runs"
  * ```

@@ -1,15 +1,15 @@
 import { existsSync } from "node:fs";
-import { runCommand, type CommandResult } from "./command.ts";
-import { ContainerError } from "./errors.ts";
-import { npmDirBeside } from "./nspawn.ts";
-import type { Engine, EnterOptions, Machine, TeardownReport } from "./machine.ts";
+import { runCommand, type CommandResult } from "../../command.ts";
+import { ContainerError } from "../../errors.ts";
+import { npmDirBeside } from "../../host-checks/npm-beside.ts";
+import type { Engine, EnterOptions, Machine, TeardownReport } from "../../machine.ts";
 import { removeLibpodCgroups } from "./oci-cgroups.ts";
 import { engineEnv, ociBinary, type OciEngine, probeOci } from "./oci-engine.ts";
 import { ensureOciImage } from "./oci-image.ts";
-import type { ResolvedOptions } from "./options.ts";
-import { rootfsEngineMissing } from "./preconditions.ts";
-import type { Log } from "./rootfs.ts";
-import { commonState, type CommonState, markStopped, saveState } from "./state.ts";
+import type { ResolvedOptions } from "../../options.ts";
+import { rootfsEngineMissing } from "../../host-checks/preconditions.ts";
+import type { Log } from "../../image/rootfs.ts";
+import { commonState, type CommonState, markStopped, saveState } from "../../state.ts";
 
 export { probeOci, type OciEngine } from "./oci-engine.ts";
 
@@ -29,8 +29,6 @@ export interface OciState extends CommonState {
  */
 function ociEngine(engine: OciEngine): Engine {
   return {
-    auto: true,
-    bootsSuite: true,
     async missing(nodePath, projectDir) {
       // podman and docker boot an image made from the same debootstrapped rootfs.
       const why = await rootfsEngineMissing([["debootstrap", "debootstrap"]], nodePath);

@@ -1,5 +1,5 @@
-import type { RebootHow } from "./machine.ts";
-import { consoleLines } from "./vm-boot.ts";
+import type { RebootHow } from "../../machine.ts";
+import { consoleLines } from "./qemu.ts";
 
 /**
  * How long a rebooting guest's console may stay silent before the boot is

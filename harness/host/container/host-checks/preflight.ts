@@ -1,6 +1,6 @@
-import { projectRoot } from "../../shared/project-root.ts";
-import { AUTO_ORDER, ENGINES, type EngineName } from "./engines.ts";
-import { DEFAULTS, type EngineChoice } from "./options.ts";
+import { projectRoot } from "../../../shared/project-root.ts";
+import { AUTO_ORDER, ENGINES, type EngineName } from "../engines.ts";
+import { DEFAULTS, type EngineChoice } from "../options.ts";
 
 /** Why one engine cannot boot here, or null. Cheap: boots nothing (debootstrap's network is only found out by trying). */
 export async function engineMissing(engine: EngineName, nodePath: string = DEFAULTS.nodePath, projectDir = projectRoot()): Promise<string | null> {
