@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { bootId, SCHEMA_VERSION, Supervisor, type TaskRecord, taskPaths } from "../lib/mod.ts";
+import { bootId, SCHEMA_VERSION, Supervisor, type TaskRecord, taskPaths } from "../lib/internal.ts";
 import { median } from "./quantile.ts";
 
 const { values } = parseArgs({ args: process.argv.slice(2), options: { rounds: { type: "string", default: "21" }, tasks: { type: "string", default: "1000" } } });

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { waitUntil } from "../lib/kill/process-group.ts";
-import { isRunning, readProcStat, Supervisor } from "../lib/mod.ts";
+import { isRunning, readProcStat, Supervisor } from "../lib/internal.ts";
 import { workingPlacements } from "./placements.ts";
 import { parseSuites, runBenchInContainer } from "./in-container.ts";
 

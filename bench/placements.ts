@@ -1,4 +1,4 @@
-import { makePlacements, PLACEMENT_NAMES, type PlacementName } from "../lib/mod.ts";
+import { makePlacements, PLACEMENT_NAMES, type PlacementName } from "../lib/internal.ts";
 
 /**
  * The placements that work on this machine, in the order outlive prefers

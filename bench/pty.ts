@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { openTerminal, ptyPaths, readPtyInfo, Supervisor } from "../lib/mod.ts";
+import { openTerminal, ptyPaths, readPtyInfo, Supervisor } from "../lib/internal.ts";
 import { readProcStat } from "../lib/proc/stat.ts";
 import { median } from "./quantile.ts";
 

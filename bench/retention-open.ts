@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { bootId, DEFAULT_RETENTION, SCHEMA_VERSION, Supervisor, type TaskRecord, taskPaths } from "../lib/mod.ts";
+import { bootId, DEFAULT_RETENTION, SCHEMA_VERSION, Supervisor, type TaskRecord, taskPaths } from "../lib/internal.ts";
 import { syncFileSystem } from "../lib/store/write/atomic-batch.ts";
 import { median } from "./quantile.ts";
 

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { newTaskId, Supervisor, SystemdScopePlacement } from "../lib/mod.ts";
+import { newTaskId, Supervisor, SystemdScopePlacement } from "../lib/internal.ts";
 import { wrapperArgv } from "../lib/spawn/wrapper.ts";
 import { parseSuites, runBenchInContainer } from "./in-container.ts";
 import { median, quantile } from "./quantile.ts";

@@ -7,7 +7,7 @@
  * 257 yes, 252 no).
  */
 import { $ } from "zx";
-import { SystemdScopePlacement } from "../../lib/mod.ts";
+import { SystemdScopePlacement } from "../../lib/internal.ts";
 import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 

@@ -8,7 +8,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot } from "../../lib/mod.ts";
+import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot } from "../../lib/internal.ts";
 import { brief, censusRun, cliCensus, startFakeHarness, waitForArgv } from "../inside/kits/census-kit.ts";
 import { defineScenario } from "../inside/define-scenario.ts";
 import { UNREAPED_CHILD } from "../inside/kits/unreaped-child.ts";

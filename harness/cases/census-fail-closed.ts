@@ -10,7 +10,7 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot, underLeader } from "../../lib/mod.ts";
+import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat, takeSnapshot, underLeader } from "../../lib/internal.ts";
 import { brief, censusRun, cliCensus, startFakeHarness, waitForArgv, writtenPid } from "../inside/kits/census-kit.ts";
 import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";

@@ -11,7 +11,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { classifyMembers, mayRetireIdle, readLaunchRecord, isRunning, takeSnapshot, underLeader, type IdleDecision, type LaunchInputs, type LaunchRecord } from "../../lib/mod.ts";
+import { classifyMembers, mayRetireIdle, readLaunchRecord, isRunning, takeSnapshot, underLeader, type IdleDecision, type LaunchInputs, type LaunchRecord } from "../../lib/internal.ts";
 import { brief, censusRun, cliCensus, startFakeHarness, waitForArgv, type CensusFiles, type FakeHarness } from "../inside/kits/census-kit.ts";
 import type { ScenarioContext } from "../inside/context.ts";
 import { defineScenario } from "../inside/define-scenario.ts";

@@ -16,7 +16,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "zx";
-import { classifyMembers, isRunning, launchAgent, mayRetireAgent, retireIdleAgent, Supervisor, takeCensus } from "../../lib/mod.ts";
+import { classifyMembers, isRunning, launchAgent, mayRetireAgent, retireIdleAgent, Supervisor, takeCensus } from "../../lib/internal.ts";
 import { projectRoot } from "../shared/project-root.ts";
 import { brief, censusRun, cliCensus, writtenPid } from "../inside/kits/census-kit.ts";
 import { defineScenario } from "../inside/define-scenario.ts";

@@ -7,7 +7,7 @@
  * harness may retire. Library (`mayRetireIdle`) and `outlive census --json`.
  */
 import { join } from "node:path";
-import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat } from "../../lib/mod.ts";
+import { isRunning, mayRetireIdle, readLaunchRecord, readProcStat } from "../../lib/internal.ts";
 import { brief, censusRun, cliCensus, startFakeHarness, waitForArgv, writtenPid } from "../inside/kits/census-kit.ts";
 import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";

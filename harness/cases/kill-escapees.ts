@@ -5,7 +5,7 @@
  * escapees, the scope's cgroup.kill does not (nor, on a kernel without
  * cgroup.kill, systemd's kill of the scope, pid by pid until it is empty).
  */
-import { CgroupV2Placement, cgroupProcs, isRunning, readProcStat } from "../../lib/mod.ts";
+import { CgroupV2Placement, cgroupProcs, isRunning, readProcStat } from "../../lib/internal.ts";
 import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 

@@ -12,7 +12,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { cgroupControllers, findCgroup2Mount, isRunning } from "../../lib/mod.ts";
+import { cgroupControllers, findCgroup2Mount, isRunning } from "../../lib/internal.ts";
 import { defineScenario } from "../inside/define-scenario.ts";
 import type { ScenarioContext } from "../inside/context.ts";
 import { runIfMain } from "../inside/run-if-main.ts";

@@ -4,7 +4,7 @@
  * same prefix that has no record in its storage (another instance may own it).
  */
 import { spawn } from "node:child_process";
-import { TaskStore } from "../../lib/mod.ts";
+import { TaskStore } from "../../lib/internal.ts";
 import { defineScenario } from "../inside/define-scenario.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { release } from "node:os";
 import { join } from "node:path";
 import { $ } from "zx";
-import { cgroupProcs, findCgroup2Mount, readCgroup, type TaskRecord, TaskStore, taskPaths } from "../../lib/mod.ts";
+import { cgroupProcs, findCgroup2Mount, readCgroup, type TaskRecord, TaskStore, taskPaths } from "../../lib/internal.ts";
 import type { SimulatorOptions } from "./daemon/simulator.ts";
 import type { DelegatedCgroup } from "./delegated-cgroup.ts";
 import type { Scenario as ScenarioOf } from "../shared/define.ts";

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cgroupProcs, findCgroup2Mount } from "../../lib/mod.ts";
+import { cgroupProcs, findCgroup2Mount } from "../../lib/internal.ts";
 
 /**
  * The cgroup systemd delegated to the driver's service (`Delegate=yes`):

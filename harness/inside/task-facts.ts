@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { TaskStore } from "../../lib/mod.ts";
+import { TaskStore } from "../../lib/internal.ts";
 import type { TaskFacts } from "../shared/report.ts";
 
 function size(path: string): number {

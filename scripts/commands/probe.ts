@@ -1,4 +1,4 @@
-import { choosePlacement, makePlacements } from "../../lib/placement/choose.ts";
+import { probe } from "../../lib/placement/probe.ts";
 import { help, parseFlags } from "../cli/flags.ts";
 import { formatTable } from "../cli/table.ts";
 
@@ -16,17 +16,12 @@ export async function probeCommand(args: string[]): Promise<number> {
     help: { type: "boolean", short: "h" },
   }, false);
   if (values.help) return help(PROBE_HELP);
-  const placements = makePlacements(values.prefix ?? "outlive", undefined);
-  const daemon = await choosePlacement(placements, "auto", "daemon");
-  const standalone = await choosePlacement(placements, "auto", "standalone");
+  const here = await probe({ prefix: values.prefix ?? "outlive" });
   if (values.json) {
-    console.log(JSON.stringify({
-      probes: daemon.probes,
-      auto: { daemon: { name: daemon.placement.name, reason: daemon.reason }, standalone: { name: standalone.placement.name, reason: standalone.reason } },
-    }, null, 2));
+    console.log(JSON.stringify(here, null, 2));
     return 0;
   }
-  console.log(formatTable([["PLACEMENT", "WORKS", "WHY"], ...daemon.probes.map((p) => [p.name, p.ok ? "yes" : "no", p.reason])]));
-  console.log(`\nauto, daemon mode:     ${daemon.reason}\nauto, standalone mode: ${standalone.reason}`);
+  console.log(formatTable([["PLACEMENT", "WORKS", "WHY"], ...here.probes.map((p) => [p.name, p.ok ? "yes" : "no", p.reason])]));
+  console.log(`\nauto, daemon mode:     ${here.auto.daemon.reason}\nauto, standalone mode: ${here.auto.standalone.reason}`);
   return 0;
 }

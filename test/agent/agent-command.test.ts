@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement, readProcStat } from "../../lib/mod.ts";
+import { CgroupV2Placement, readProcStat } from "../../lib/internal.ts";
 import { waitFor } from "../support/wait.ts";
 
 const CLI = join(import.meta.dirname, "../../dist/scripts/outlive.js");

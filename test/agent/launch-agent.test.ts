@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement, launchAgent, mayRetireAgent, readLaunchRecordFile, readProcStat, retireIdleAgent, Supervisor } from "../../lib/mod.ts";
+import { CgroupV2Placement, launchAgent, mayRetireAgent, readLaunchRecordFile, readProcStat, retireIdleAgent, Supervisor } from "../../lib/internal.ts";
 import { HARNESS_SCRIPT, SERVER_SCRIPT } from "../census/harness-process.ts";
 import { waitFor } from "../support/wait.ts";
 

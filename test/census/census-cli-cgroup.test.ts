@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement, takeSnapshot } from "../../lib/mod.ts";
+import { CgroupV2Placement, takeSnapshot } from "../../lib/internal.ts";
 import { waitFor } from "../support/wait.ts";
 
 const CLI = join(import.meta.dirname, "../../dist/scripts/outlive.js");

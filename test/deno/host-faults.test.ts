@@ -5,7 +5,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isRunning, Supervisor } from "../../lib/mod.ts";
+import { isRunning, Supervisor } from "../../lib/internal.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const notRoot = process.getuid?.() === 0 ? null : "mounting a tmpfs needs root";

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Supervisor, unescapeKeys } from "../../lib/mod.ts";
+import { Supervisor, unescapeKeys } from "../../lib/internal.ts";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 
 async function seen(root: string, id: string, pattern: RegExp): Promise<void> {

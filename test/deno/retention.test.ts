@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { askHolder, controlSocketPath, holderAnswers, NO_HOLDER, Supervisor, type TaskRecord } from "../../lib/mod.ts";
+import { askHolder, controlSocketPath, holderAnswers, NO_HOLDER, Supervisor, type TaskRecord } from "../../lib/internal.ts";
 
 Deno.test("retention: remove refuses a live task, prune takes acknowledged ones oldest first, open prunes by the rule", async () => {
   const storage = mkdtempSync(join(tmpdir(), "outlive-deno-retention-"));

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
-import { killLadder, readProcStat, Supervisor } from "../../lib/mod.ts";
+import { killLadder, readProcStat, Supervisor } from "../../lib/internal.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 import { spawn } from "node:child_process";
 

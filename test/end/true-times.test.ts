@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
-import { CgroupV2Placement, type TaskRecord } from "../../lib/mod.ts";
+import { CgroupV2Placement, type TaskRecord } from "../../lib/internal.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 // The four kinds of end, on real processes, each dated by the evidence its record names: finishedAt within

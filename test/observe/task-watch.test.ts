@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { UNREAPED_CHILD } from "../../harness/inside/kits/unreaped-child.ts";
-import { readProcStat } from "../../lib/mod.ts";
+import { readProcStat } from "../../lib/internal.ts";
 import { TaskWatch } from "../../lib/observe/task-watch.ts";
 import { ProcessGroupPlacement } from "../../lib/placement/process-group/process-group.ts";
 import type { TaskRecord } from "../../lib/store/record/record.ts";

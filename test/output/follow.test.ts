@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
-import { CgroupV2Placement, type OutputChunk, readProcStat, Supervisor } from "../../lib/mod.ts";
+import { CgroupV2Placement, type OutputChunk, readProcStat, Supervisor } from "../../lib/internal.ts";
 import { TRIM_SCRIPT } from "../../lib/output/mod.ts";
 import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";

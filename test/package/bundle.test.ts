@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement } from "../../lib/mod.ts";
+import { CgroupV2Placement } from "../../lib/internal.ts";
 import { writeModuleRecorder } from "../support/module-recorder.ts";
 
 // `import "outlive"` as a user's project does it: from a folder outside the repository whose

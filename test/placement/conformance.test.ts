@@ -16,7 +16,7 @@ import {
   PLACEMENT_NAMES,
   readProcStat,
   Supervisor,
-} from "../../lib/mod.ts";
+} from "../../lib/internal.ts";
 import { waitFor } from "../support/wait.ts";
 
 const PREFIX = `conf${process.pid}`;

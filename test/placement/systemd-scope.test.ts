@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EXPAND_ENVIRONMENT_SINCE, SystemdScopePlacement } from "../../lib/placement/systemd-scope/systemd-scope.ts";
-import { isRunning, Supervisor } from "../../lib/mod.ts";
+import { isRunning, Supervisor } from "../../lib/internal.ts";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 
 const PREFIX = `sds${process.pid}`;

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { expect, test } from "vitest";
-import { processesWithArg } from "../../lib/mod.ts";
+import { processesWithArg } from "../../lib/internal.ts";
 
 test("finds a live process by one of its arguments, whole, and not once it has ended", async () => {
   const arg = `/tmp/outlive-arg-holders-${process.pid}/io/timed-out`;

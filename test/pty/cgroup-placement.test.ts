@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { CgroupV2Placement, Supervisor } from "../../lib/mod.ts";
+import { CgroupV2Placement, Supervisor } from "../../lib/internal.ts";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 import { ptyPaths, readPtyInfo } from "../../lib/pty/mod.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";

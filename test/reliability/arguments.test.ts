@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmdirSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement, OutliveError, Supervisor } from "../../lib/mod.ts";
+import { CgroupV2Placement, OutliveError, Supervisor } from "../../lib/internal.ts";
 import { makeStorage, quietLog, removeAll } from "./support/hostile-storage.ts";
 
 const PREFIX = "outlive-test-args";

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isRunning, parseRecord, Supervisor } from "../../lib/mod.ts";
+import { isRunning, parseRecord, Supervisor } from "../../lib/internal.ts";
 
 const LIB = join(__dirname, "..", "..", "dist", "lib", "mod.js");
 const BIN = join(__dirname, "..", "..", "dist", "scripts", "bin.js");

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { existsSync, readdirSync } from "node:fs";
 import { posix } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement, checkTaskId, OutliveError, Supervisor, SystemdScopePlacement, TASK_ID_PATTERN } from "../../lib/mod.ts";
+import { CgroupV2Placement, checkTaskId, OutliveError, Supervisor, SystemdScopePlacement, TASK_ID_PATTERN } from "../../lib/internal.ts";
 import { makeStorage, quietLog, removeAll } from "./support/hostile-storage.ts";
 
 // Strings with the characters that matter for paths and unit names, plus anything.

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
-import { isRunning, OutliveError, readProcStat, Supervisor } from "../../lib/mod.ts";
+import { isRunning, OutliveError, readProcStat, Supervisor } from "../../lib/internal.ts";
 import { acquireStorageLock } from "../../lib/store/storage/storage-lock.ts";
 import { currentIncarnation } from "../../lib/store/storage/incarnation.ts";
 import { pidReuseUnavailable, spawnWithPid } from "../support/pid-reuse.ts";

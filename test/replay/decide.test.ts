@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideReplay, type ReplayEvidence, SCHEMA_VERSION, type TaskRecord } from "../../lib/mod.ts";
+import { decideReplay, type ReplayEvidence, SCHEMA_VERSION, type TaskRecord } from "../../lib/internal.ts";
 
 const T0 = "2026-11-30T10:00:00.000Z";
 const record = (over: Partial<TaskRecord> = {}): TaskRecord => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideReplay, type ReplayEvidence, SCHEMA_VERSION, type TaskRecord } from "../../lib/mod.ts";
+import { decideReplay, type ReplayEvidence, SCHEMA_VERSION, type TaskRecord } from "../../lib/internal.ts";
 import { endTime } from "../../lib/replay/end-time.ts";
 
 // When a task ended, and what says so, as a pure table: the best evidence at hand dates the end.

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ALL_STATES, choosePrune, isTerminal, parseDuration, type TaskRecord } from "../../lib/mod.ts";
+import { ALL_STATES, choosePrune, isTerminal, parseDuration, type TaskRecord } from "../../lib/internal.ts";
 import { normalizeRetention } from "../../lib/retention/options.ts";
 import { unneededIncarnations } from "../../lib/retention/incarnation-gc.ts";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { waitUntil } from "../../lib/kill/process-group.ts";
-import { readProcStat } from "../../lib/mod.ts";
+import { readProcStat } from "../../lib/internal.ts";
 import { TRIM_SCRIPT } from "../../lib/output/mod.ts";
 import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
 import { groupHasAnyMember } from "../support/group.ts";

@@ -23,7 +23,7 @@ import {
   Supervisor,
   type SupervisorOptions,
   SystemdScopePlacement,
-} from "../../lib/mod.ts";
+} from "../../lib/internal.ts";
 
 const MOD = join(import.meta.dirname, "..", "..", "dist", "lib", "mod.js");
 const PREFIX = `spw${process.pid}`;

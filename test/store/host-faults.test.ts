@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isRunning, Supervisor } from "../../lib/mod.ts";
+import { isRunning, Supervisor } from "../../lib/internal.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const CLI = join(__dirname, "..", "..", "dist", "scripts", "outlive.js");

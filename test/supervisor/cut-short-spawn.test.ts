@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CgroupV2Placement, isRunning, Supervisor, type SupervisorOptions, type TaskRecord, writeFileAtomic } from "../../lib/mod.ts";
+import { CgroupV2Placement, isRunning, Supervisor, type SupervisorOptions, type TaskRecord, writeFileAtomic } from "../../lib/internal.ts";
 
 const PREFIX = `cut${process.pid}`;
 const cgroupProbe = await new CgroupV2Placement({ prefix: PREFIX }).probe();

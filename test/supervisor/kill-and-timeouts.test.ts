@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isRunning, Supervisor } from "../../lib/mod.ts";
+import { isRunning, Supervisor } from "../../lib/internal.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const storages: string[] = [];

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, expect, test } from "vitest";
-import { CgroupV2Placement, Supervisor, TASK_STEPS, type TaskStep } from "../../lib/mod.ts";
+import { CgroupV2Placement, Supervisor, TASK_STEPS, type TaskStep } from "../../lib/internal.ts";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
-import { CgroupV2Placement } from "../../lib/mod.ts";
+import { CgroupV2Placement } from "../../lib/internal.ts";
 import { pidReuseUnavailable, spawnWithPid } from "../support/pid-reuse.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupWritable, removeCgroup } from "../../../lib/placement/cgroup-fs.ts";
-import { findCgroup2Mount } from "../../../lib/mod.ts";
+import { findCgroup2Mount } from "../../../lib/internal.ts";
 import { killModuleCgroup, type ModuleKillChoice, type ModuleKillResult } from "./module-kill.ts";
 
 /**

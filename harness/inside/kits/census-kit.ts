@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "zx";
-import { isRunning, readProcStat, takeSnapshot, underLeader, type CensusProcess, type IdleDecision } from "../../../lib/mod.ts";
+import { isRunning, readProcStat, takeSnapshot, underLeader, type CensusProcess, type IdleDecision } from "../../../lib/internal.ts";
 import { projectRoot } from "../../shared/project-root.ts";
 import type { ScenarioContext } from "../context.ts";
 

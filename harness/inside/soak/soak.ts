@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { type TaskRecord, isRunning, isTerminal, readProcStat } from "../../../lib/mod.ts";
+import { type TaskRecord, isRunning, isTerminal, readProcStat } from "../../../lib/internal.ts";
 import { DaemonSimulator } from "../daemon/simulator.ts";
 import type { DaemonModule, RestartMark } from "../daemon/simulator.ts";
 import { checkCompletions, checkOutcomes, type TaskTruth, type Violation } from "./invariants.ts";

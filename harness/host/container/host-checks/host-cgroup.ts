@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitUntil } from "../../../../lib/kill/process-group.ts";
-import { cgroupProcs } from "../../../../lib/mod.ts";
+import { cgroupProcs } from "../../../../lib/internal.ts";
 import { ContainerError } from "../errors.ts";
 
 /** Where cgroups live on this host: pure v2 at /sys/fs/cgroup, or hybrid with v2 at /sys/fs/cgroup/unified. */
