@@ -27,7 +27,17 @@ export const METHODS = [
 ] as const;
 export type MethodName = (typeof METHODS)[number];
 
-/** The notifications a server sends. */
+/**
+ * The notifications a server sends: `completion` (a task ended, to a
+ * subscriber of `completions/subscribe`) and `output` (a followed task's
+ * new output, to a follower of `output/follow`).
+ *
+ * @example
+ * ```ts
+ * import { NOTIFICATIONS } from "./protocol.ts";
+ * console.log(NOTIFICATIONS.includes("completion")); // true
+ * ```
+ */
 export const NOTIFICATIONS = ["completion", "output"] as const;
 
 /**
