@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { fencedBlockAfter } from "../support/markdown.ts";
 
 /**
  * Neither GitHub Actions nor GitLab can run here, so the CI recipes are
@@ -60,7 +61,7 @@ describe("the CI recipes validate", () => {
     expect(r.status).toBe(1);
   }, 150_000);
 
-  it("the README shows the GitLab snippet as it is in .ci/gitlab-ci.yml", () => {
-    expect(readFileSync(join(root, "README.md"), "utf8")).toContain(gitlab.trim());
+  it("docs/contributing/engines-and-ci.md shows the GitLab snippet as it is in .ci/gitlab-ci.yml", () => {
+    expect(fencedBlockAfter("docs/contributing/engines-and-ci.md", "`.ci/gitlab-ci.yml`:", "yaml")).toBe(gitlab.trim());
   });
 });

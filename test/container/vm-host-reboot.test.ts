@@ -12,7 +12,7 @@ const vmMissing = await engineMissing("vm");
 if (vmMissing) console.log(`test/container/vm-host-reboot: skipping: ${vmMissing}`);
 
 /**
- * The durable writes the README's "What each write protects" relies on for
+ * The durable writes docs/design/durability.md ("What each write protects") relies on for
  * a host crash (a terminal record, an ack), with their flushes taken out:
  * each text must be found exactly once, or the test says which is gone.
  */

@@ -10,7 +10,7 @@ import { httpServer } from "./support/servers";
 // server of tools, against outlive mcp --http. The runner needs Node >= 22 (fs.globSync), so it
 // runs under the project's Deno. It cannot send a header, so a forwarder adds the bearer token
 // (support/bearer-forwarder.ts). The others need tools, prompts, resources or capabilities that
-// only the suite's own test server has; the README lists them and why.
+// only the suite's own test server has; docs/contributing/tests.md lists them and why.
 const root = join(__dirname, "..", "..");
 const DENO = join(root, "node_modules", ".bin", "deno");
 const RUNNER = join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");

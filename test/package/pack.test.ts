@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
 // What `npm pack` puts in the package: what users run (the built library, CLI and harness),
-// their sources, the container recipe — and nothing a run made (the debootstrap cache,
+// their sources, the container recipe, the docs the README links to — and nothing a run made (the debootstrap cache,
 // reports), even when a run has just left some in the working tree.
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const run = promisify(execFile);
@@ -26,7 +26,7 @@ describe("npm pack", () => {
       for (const dir of stray) rmSync(dir, { recursive: true, force: true });
     }
     for (const needed of [
-      "package.json", "README.md", "deno.json",
+      "package.json", "README.md", "deno.json", "docs/README.md", "docs/guide/library.md", "docs/reference/cli.md",
       "dist/lib/mod.js", "dist/lib/mod.d.ts", "lib/mod.ts", "dist/pkg/outlive.js",
       "dist/scripts/outlive.js", "scripts/outlive.ts",
       "dist/harness/mod.js", "dist/harness/mod.d.ts", "harness/mod.ts",

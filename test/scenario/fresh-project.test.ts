@@ -8,11 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cannotRunHereReason } from "../../harness/host/container/mod.ts";
 import { leftoversOf } from "./leftovers.ts";
 import { cli } from "./cli-process.ts";
+import { fencedBlockAfter } from "../support/markdown.ts";
 
-// The README's promise, as a user keeps it: a project OUTSIDE this repository installs the
+// The harness guide's promise (docs/guide/harness.md, "Reproducing a bug report"), as a user
+// keeps it: a project OUTSIDE this repository installs the
 // packed outlive (`npm i -D ./outlive-x.tgz`, from the npm cache where it can; with typescript, for
 // the project's own type check: no Node needs it to run a .ts scenario), keeps the
-// README's two scenario files in scenarios/, type-checks them against `outlive/harness`, and
+// guide's two scenario files in scenarios/, type-checks them against `outlive/harness`, and
 // runs them with `npx outlive scenario run` on systemd 252 and 257, under Node and under Deno.
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const run = promisify(execFile);
@@ -23,15 +25,19 @@ const app = mkdtempSync(join(tmpdir(), "outlive-fresh-app-"));
 chmodSync(app, 0o755);
 afterAll(() => rmSync(app, { recursive: true, force: true }));
 
-/** The ```ts block that follows the README's mention of `file`. */
-function readmeBlock(file: string): string {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const at = readme.indexOf(`\`${file}\`:`);
-  if (at === -1) throw new Error(`README.md shows no ${file}`);
-  const m = /```ts\n([\s\S]*?)\n```/.exec(readme.slice(at));
-  if (!m) throw new Error(`README.md has no ts block after ${file}`);
-  return m[1];
+/** The ```ts block that follows the harness guide's mention of `file`. */
+function guideBlock(file: string): string {
+  return fencedBlockAfter("docs/guide/harness.md", `\`${file}\`:`, "ts");
 }
+
+// Read where the container cannot run too: a page that lost a block, or its marker, fails here first.
+describe("the harness guide's scenario files", () => {
+  it.each(["scenarios/my-bug.ts", "scenarios/my-supervisor.ts"])("%s is shown as a default export of defineScenario", (file) => {
+    const block = guideBlock(file);
+    expect(block).toContain('import { defineScenario } from "outlive/harness";');
+    expect(block).toContain("export default defineScenario({");
+  });
+});
 
 interface Result {
   name: string;
@@ -49,8 +55,8 @@ describe.skipIf(missing !== null)("a fresh project outside the repository", () =
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "my-app", version: "1.0.0", type: "module", private: true }));
     await run("npm", ["i", "-D", "--prefer-offline", "--no-audit", "--no-fund", join(app, packed[0].filename), `deno@${version("deno")}`, `@types/node@${version("@types/node")}`, `typescript@${version("typescript")}`], { cwd: app, timeout: 300_000 });
     mkdirSync(join(app, "scenarios"));
-    writeFileSync(join(app, "scenarios/my-bug.ts"), readmeBlock("scenarios/my-bug.ts"));
-    writeFileSync(join(app, "scenarios/my-supervisor.ts"), readmeBlock("scenarios/my-supervisor.ts"));
+    writeFileSync(join(app, "scenarios/my-bug.ts"), guideBlock("scenarios/my-bug.ts"));
+    writeFileSync(join(app, "scenarios/my-supervisor.ts"), guideBlock("scenarios/my-supervisor.ts"));
     // outlive's module itself under Deno, from the installed package's sources (deno found in the user's node_modules).
     writeFileSync(join(app, "scenarios/deno-module.ts"), [
       'import { defineScenario } from "outlive/harness";',

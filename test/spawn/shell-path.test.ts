@@ -59,7 +59,7 @@ describe("the shell a shell task runs in", () => {
     expect(record.command).toEqual({ shell: 'echo "$BASH_VERSION" | cut -c1-1', shellPath: bash });
   });
 
-  it("under dash (/bin/sh here), a plain EXIT trap does not run on outlive kill: what the README warns of", async () => {
+  it("under dash (/bin/sh here), a plain EXIT trap does not run on outlive kill: what docs/guide/library.md warns of", async () => {
     const dash = spawnSync("sh", ["-c", "readlink -f /bin/sh"], { encoding: "utf8" }).stdout.trim();
     if (!dash.endsWith("dash")) return console.log(`skipped: /bin/sh is ${dash}, not dash`);
     const trapFile = join(storage, "dash-trap");

@@ -1,8 +1,8 @@
 """A client of `outlive serve` in Python, standard library only.
 
 `outlive serve` speaks JSON-RPC 2.0 on its stdin/stdout, one JSON object a
-line (MCP's stdio framing; the methods are in README "Use outlive from any
-language"). This module starts it as a child, so the server lives and dies
+line (MCP's stdio framing; the methods are in docs/reference/wire-protocol.md,
+its use in docs/guide/other-languages.md). This module starts it as a child, so the server lives and dies
 with its parent, and gives each request an id and each answer back to the
 caller that asked; notifications (`completion`, `output`) wait in a queue.
 

@@ -1,7 +1,7 @@
 //! A client of `outlive serve` in Rust: JSON-RPC 2.0, one JSON object a line
 //! (MCP's stdio framing), on the stdin/stdout of a server this process starts
-//! as its child, so the server lives and dies with it. The methods are in the
-//! README, "Use outlive from any language".
+//! as its child, so the server lives and dies with it. The methods are in
+//! docs/reference/wire-protocol.md, its use in docs/guide/other-languages.md.
 //!
 //! ```no_run
 //! use outlive_client::Server;
