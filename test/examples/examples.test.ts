@@ -126,8 +126,9 @@ describe("the @example blocks behind lib/mod.ts", () => {
     const slug = name.replace(/[^\w]/g, "_");
     const file = join(scratch, `${slug}.ts`);
     writeFileSync(file, `${code}\nexport {};\n`);
-    // Its own temp dir (os.tmpdir() honours TMPDIR), so whatever it leaves behind is seen.
-    const tmp = join(scratch, `${slug}.tmp`);
+    // Its own temp dir (os.tmpdir() honours TMPDIR), so whatever it leaves behind is seen. Named short: a storage
+    // made in it holds a unix socket, whose whole path must fit in 107 bytes.
+    const tmp = join(scratch, `t${cases.findIndex(([n]) => n === name)}`);
     mkdirSync(tmp);
     const marker = `OUTLIVE_EXAMPLE=${slug}`;
     const run = await runDeno(file, tmp, { ...process.env, TMPDIR: tmp, OUTLIVE_EXAMPLE: slug, NO_COLOR: "1" });
