@@ -17,8 +17,8 @@ if (vmMissing) console.log(`test/container/vm-host-reboot: skipping: ${vmMissing
  * each text must be found exactly once, or the test says which is gone.
  */
 const NO_FLUSH: Record<string, RegExp[]> = {
-  "lib/store/atomic-write.js": [/if \(durable\)\s*await handle\.datasync\(\);/, /if \(durable\)\s*await syncPath\(dir\);/],
-  "lib/store/record-reserve.js": [/if \(durable\)\s*fdatasyncSync\(fd\);/, /if \(durable\)\s*await syncPath\(dir\);/],
+  "lib/store/write/atomic-write.js": [/if \(durable\)\s*await handle\.datasync\(\);/, /if \(durable\)\s*await syncPath\(dir\);/],
+  "lib/store/full-disk/record-reserve.js": [/if \(durable\)\s*fdatasyncSync\(fd\);/, /if \(durable\)\s*await syncPath\(dir\);/],
 };
 
 /**
