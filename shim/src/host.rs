@@ -30,6 +30,7 @@ pub fn is_stopping() -> bool {
             if let Ok(null) = &null {
                 let _ = sys::dup2(null.raw(), 2);
             }
+            sys::close_from(3);
             spawn::exec(&program, &argv)
         }
         Ok(pid) => pid,

@@ -74,14 +74,15 @@ pub fn start(s: &Start) -> io::Result<libc::pid_t> {
 
 fn child(s: &Start, argv: &[*const c_char]) -> ! {
     signals::reset_for_exec();
-    // The exit marker is the shim's alone (it is close-on-exec as well; this says so where it matters).
-    sys::close(3);
     if let Some(terminal) = s.terminal {
         if let Err(why) = terminal.enter() {
             crate::say(&format!("outlive: could not set up the task's terminal: {}", why));
             sys::exit_now(125);
         }
     }
+    // The exit marker is the shim's alone, and so is everything else above 2 (close-on-exec as it all is,
+    // but a caller may have left a descriptor of its own open).
+    sys::close_from(3);
     if let Some((tmp, path)) = s.command_pid {
         // Renamed into place, so a reader sees this attempt's whole line or the one before: never half.
         let _ = sys::replace_file(tmp, path, format!("{}\n", sys::getpid()).as_bytes(), 0o666);

@@ -263,3 +263,20 @@ pub fn join(dir: &[u8], name: &[u8]) -> CString {
     p.extend_from_slice(name);
     cstring(&p)
 }
+
+/// Closes every descriptor from `first` up, in a child before exec: the
+/// command gets 0, 1 and 2 and nothing else, not even what the shim's own
+/// caller left open by mistake.
+pub fn close_from(first: RawFd) {
+    if unsafe { libc::syscall(libc::SYS_close_range, first as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint) } == 0 {
+        return;
+    }
+    // Kernels before 5.9: whatever /proc says is open.
+    let open: Vec<RawFd> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(dir) => dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).filter(|&fd| fd >= first).collect(),
+        Err(_) => return,
+    };
+    for fd in open {
+        close(fd);
+    }
+}
