@@ -60,6 +60,8 @@ export interface ShimStart {
   /** Write nothing and leave stdin open. */
   holdStdin?: boolean;
   id?: string;
+  /** Where the task directory is made; the system's temp directory when left out. */
+  base?: string;
 }
 
 const runs: ShimRun[] = [];
@@ -78,7 +80,7 @@ export function defaults(io: string, id: string): Omit<ShimSettings, "command"> 
  */
 export function startShim(shim: string, o: ShimStart): ShimRun {
   const id = o.id ?? `t-${process.pid}-${++serial}`;
-  const dir = mkdtempSync(join(tmpdir(), "outlive-shim-"));
+  const dir = mkdtempSync(join(o.base ?? tmpdir(), "outlive-shim-"));
   const io = join(dir, "io");
   mkdirSync(io);
   const exitPath = join(io, "exit");
