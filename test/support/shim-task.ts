@@ -49,8 +49,8 @@ export interface ShimRun {
 }
 
 export interface ShimStart {
-  /** The settings; `id` and `io` are filled in. */
-  settings?: Partial<ShimSettings> & Pick<ShimSettings, "command">;
+  /** The settings, or how to make them from the run's task directory; `id` and `io` are filled in. */
+  settings?: TestSettings | ((dir: string) => TestSettings);
   /** Bytes to write instead of encoded settings (made from the run's io directory, id and task directory). */
   raw?: Buffer | ((io: string, id: string, dir: string) => Buffer);
   /** The shim's arguments; `[id]` when left out. */
@@ -63,6 +63,8 @@ export interface ShimStart {
   /** Where the task directory is made; the system's temp directory when left out. */
   base?: string;
 }
+
+type TestSettings = Partial<ShimSettings> & Pick<ShimSettings, "command">;
 
 const runs: ShimRun[] = [];
 let serial = 0;
@@ -105,7 +107,8 @@ export function startShim(shim: string, o: ShimStart): ShimRun {
   child.stdin!.on("error", () => {});
   if (!o.holdStdin) {
     const raw = typeof o.raw === "function" ? o.raw(io, id, dir) : o.raw;
-    child.stdin!.end(raw ?? encodeShimSettings({ ...defaults(io, id), ...o.settings!, id: o.settings?.id ?? id, io: o.settings?.io ?? io }));
+    const settings = typeof o.settings === "function" ? o.settings(dir) : o.settings!;
+    child.stdin!.end(raw ?? encodeShimSettings({ ...defaults(io, id), ...settings, id: settings?.id ?? id, io: settings?.io ?? io }));
   }
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal, at: Date.now() })));
