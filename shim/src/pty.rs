@@ -66,6 +66,8 @@ pub struct Terminal {
     input: Fd,
     /// Input read from the FIFO that the master has not taken yet (its buffer was full).
     pending: Vec<u8>,
+    /// The master said end of output (a vhangup of the terminal): not waited on again, so it cannot spin.
+    hung_up: bool,
     pub slave: Slave,
 }
 
@@ -98,14 +100,19 @@ pub fn open(p: &settings::Pty) -> Result<Terminal, String> {
         let _ = sys::fchmod(input.raw(), 0o600);
     }
     let slave = Slave { fd: slave, tty, cols: p.cols, rows: p.rows, info: sys::join(&p.dir, b"info"), info_tmp: sys::join(&p.dir, b"info.tmp") };
-    Ok(Terminal { master, input, pending: Vec::new(), slave })
+    Ok(Terminal { master, input, pending: Vec::new(), hung_up: false, slave })
 }
 
 impl Terminal {
-    /// The master, and what it is waited for (output, and room for pending input).
-    pub fn master(&self) -> (RawFd, i16) {
+    /// The master, and what it is waited for (output, and room for pending input); None for nothing.
+    pub fn master(&self) -> Option<(RawFd, i16)> {
         let out = if self.pending.is_empty() { 0 } else { libc::POLLOUT };
-        (self.master.raw(), libc::POLLIN | out)
+        let events = if self.hung_up { out } else { libc::POLLIN | out };
+        if events == 0 {
+            None
+        } else {
+            Some((self.master.raw(), events))
+        }
     }
 
     /// The FIFO, while no input is waiting for the master.
@@ -157,7 +164,11 @@ impl Terminal {
             match sys::read(self.master.raw(), &mut buf) {
                 // A full disk loses output, never the terminal: keep reading so the command never blocks.
                 Ok(n) if n > 0 => drop(sys::write_all(1, &buf[..n])),
-                _ => return,
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => return,
+                _ => {
+                    self.hung_up = true;
+                    return;
+                }
             }
         }
     }

@@ -119,8 +119,9 @@ impl Task {
             p.add(t.fd(), libc::POLLIN, Source::Restart);
         }
         if let (Some(t), false) = (&self.terminal, self.phase == Phase::Ended) {
-            let (fd, events) = t.master();
-            p.add(fd, events, Source::Master);
+            if let Some((fd, events)) = t.master() {
+                p.add(fd, events, Source::Master);
+            }
             if let Some(fd) = t.input() {
                 p.add(fd, libc::POLLIN, Source::Input);
             }

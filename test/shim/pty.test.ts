@@ -107,6 +107,25 @@ describe.skipIf(!shim.path)("outlive-shim holds a PTY task's terminal", () => {
     expect(out.split("\r\n").filter((l) => l.startsWith("line "))).toHaveLength(2000);
   });
 
+  it("runs a restart policy's attempts on the same terminal, each its session leader, pty/info naming the last", async () => {
+    const run = startShim(SHIM, {
+      settings: (dir) => ({
+        command: { argv: ["sh", "-c", 'echo "attempt $$ on $(tty)"; exit 1'] },
+        commandPid: false,
+        pty: { dir: join(dir, "pty"), cols: 80, rows: 24 },
+        restart: { when: "on-failure", max: 2, delayMs: 20, delayMaxMs: 40 },
+      }),
+      env: ptyEnv(),
+    });
+    expect(await codeOf(run)).toBe(1);
+    const lines = run.read("stdout").split("\r\n").filter(Boolean);
+    expect(lines).toHaveLength(3);
+    const ttys = new Set(lines.map((l) => l.split(" on ")[1]));
+    expect(ttys.size).toBe(1);
+    const last = lines[2].split(" ")[1];
+    expect(ptyInfo(run)).toEqual({ pid: Number(last), tty: [...ttys][0] });
+  });
+
   it("keeps input whole across writers that come and go: a writer closing is never the end of input", async () => {
     const run = startPty(["cat"]);
     await waitFor("pty/info", () => ptyInfo(run) !== null);
