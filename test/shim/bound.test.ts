@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { groupHasAnyMember } from "../support/group.ts";
+import { waitFor } from "../support/wait.ts";
 import { allocated, cleanupShims, codeOf, type ShimRun, shimUnderTest, startShim } from "../support/shim-task.ts";
 
 // The output bound (lib/output/trim-loop.ts's rules), kept by the shim beside a command that writes its files itself.
@@ -103,9 +105,18 @@ describe.skipIf(!shim.path)("outlive-shim keeps the output bound", () => {
       expect(run.read("stdout")).toBe("x".repeat(20000));
       expect(run.read("stdout.dropped")).toBe("12288\n");
       await run.exited;
+      // The command, KILLed with the shim, holds its output open until it is gone.
+      await waitFor("the task's group to be gone", () => !groupHasAnyMember(run.pid));
       await cleanupShims();
     } finally {
-      execFileSync("umount", [mnt]);
+      await waitFor(`umount ${mnt}`, () => {
+        try {
+          execFileSync("umount", [mnt], { stdio: "ignore" });
+          return true;
+        } catch {
+          return false;
+        }
+      }, 20_000, 100);
       rmdirSync(mnt);
     }
   });
