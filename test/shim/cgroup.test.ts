@@ -10,7 +10,7 @@ if (!shim.path) console.log(`test/shim/cgroup.test.ts skipped: ${shim.reason}`);
 const SHIM = shim.path!;
 
 /** A writable cgroup v2 root (pure v2, or the hybrid layout's unified tree), or why there is none. */
-function v2Root(): { root: string } | { root: null; reason: string } {
+function v2Root(): { root: string; reason?: undefined } | { root: null; reason: string } {
   if (process.getuid?.() !== 0) return { root: null, reason: "not root: no cgroup of its own can be made" };
   for (const root of ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]) {
     if (existsSync(join(root, "cgroup.procs")) && existsSync(join(root, "cgroup.controllers"))) return { root };

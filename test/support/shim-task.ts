@@ -81,10 +81,23 @@ export function defaults(io: string, id: string): Omit<ShimSettings, "command"> 
  * placeholder; `io/timed-out.reserved` made beside them.
  */
 export function startShim(shim: string, o: ShimStart): ShimRun {
-  const id = o.id ?? `t-${process.pid}-${++serial}`;
   const dir = mkdtempSync(join(o.base ?? tmpdir(), "outlive-shim-"));
+  try {
+    return startIn(shim, o, dir);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+function startIn(shim: string, o: ShimStart, dir: string): ShimRun {
+  const id = o.id ?? `t-${process.pid}-${++serial}`;
   const io = join(dir, "io");
   mkdirSync(io);
+  // Made before anything starts: settings that cannot be encoded leave no shim waiting on its stdin.
+  const settings = typeof o.settings === "function" ? o.settings(dir) : o.settings;
+  const raw = typeof o.raw === "function" ? o.raw(io, id, dir) : o.raw;
+  const input = o.holdStdin ? null : raw ?? encodeShimSettings({ ...defaults(io, id), ...settings!, id: settings?.id ?? id, io: settings?.io ?? io });
   const exitPath = join(io, "exit");
   const exitFd = openSync(exitPath, "wx", 0o600);
   writeFileSync(exitPath, EXIT_MARKER_PLACEHOLDER, { flag: "r+" });
@@ -105,11 +118,7 @@ export function startShim(shim: string, o: ShimStart): ShimRun {
   }
   // A shim that refused its settings early closes its end: the rest of a long write is not wanted.
   child.stdin!.on("error", () => {});
-  if (!o.holdStdin) {
-    const raw = typeof o.raw === "function" ? o.raw(io, id, dir) : o.raw;
-    const settings = typeof o.settings === "function" ? o.settings(dir) : o.settings!;
-    child.stdin!.end(raw ?? encodeShimSettings({ ...defaults(io, id), ...settings, id: settings?.id ?? id, io: settings?.io ?? io }));
-  }
+  if (input) child.stdin!.end(input);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal, at: Date.now() })));
   const file = (name: string) => (name.includes("/") ? name : join(io, name));
