@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupShims, codeOf, type ShimRun, shimUnderTest, startShim } from "../support/shim-task.ts";
+import { cleanupShims, codeOf, type ShimRun, shimUnderTest, startShim, waitForChild } from "../support/shim-task.ts";
 import { waitFor } from "../support/wait.ts";
 
 // The restart policy: attempts, delays doubling to the cap, at most max restarts, io/attempts, one end.
@@ -72,7 +72,7 @@ describe.skipIf(!shim.path)("outlive-shim's restart policy", () => {
 
   it("stops restarting once a TERM from outside reached the running command", async () => {
     const run = startShim(SHIM, { settings: { command: { argv: ["bash", "-c", "echo up; sleep 120 & wait"] }, restart: { when: "always", max: 5, delayMs: 10, delayMaxMs: 10 } } });
-    await waitFor("the command", () => run.read("stdout") === "up\n");
+    await waitForChild(run, "sleep");
     process.kill(-run.pid, "SIGTERM");
     expect(await codeOf(run)).toBe(143);
     expect(attempts(run).map((a) => a.event)).toEqual(["start", "end"]);

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { groupHasAnyMember } from "../support/group.ts";
-import { cleanupShims, codeOf, running, shimUnderTest, startShim, waitForText } from "../support/shim-task.ts";
+import { cleanupShims, codeOf, running, shimUnderTest, startShim, waitForChild, waitForText } from "../support/shim-task.ts";
 import { waitFor } from "../support/wait.ts";
 
 // The deadline, the kill ladder's group TERM and the other signals a task's group may be sent.
@@ -11,7 +11,7 @@ const shim = shimUnderTest();
 if (!shim.path) console.log(`test/shim/signals.test.ts skipped: ${shim.reason}`);
 const SHIM = shim.path!;
 
-/** bash, which runs its EXIT trap when TERM ends it (dash does not); `ready` once the trap is set. */
+/** bash, which runs its EXIT trap when TERM ends it (dash does not); `ready` once the trap is set (then wait for its sleep: waitForChild). */
 const WITH_EXIT_TRAP = ["bash", "-c", 'trap "echo exit-trap-ran" EXIT; echo ready; sleep 120 & wait'];
 
 describe.skipIf(!shim.path)("outlive-shim and signals", () => {
@@ -22,6 +22,7 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
     const graceMs = 1500;
     const run = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, deadlineMs, graceMs } });
     await waitForText(run, "stdout", "ready");
+    await waitForChild(run, "sleep");
     expect(await codeOf(run, 30_000)).toBe(143);
     expect(run.read("stdout")).toBe("ready\nexit-trap-ran\n");
     expect(run.has("timed-out")).toBe(true);
@@ -43,6 +44,7 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
     const script = 'trap "echo got-term" TERM; echo ready; while :; do sleep 120 & wait; done';
     const run = startShim(SHIM, { settings: { command: { argv: ["bash", "-c", script] }, deadlineMs: 1000, graceMs } });
     await waitForText(run, "stdout", "ready");
+    await waitForChild(run, "sleep");
     await waitForText(run, "stdout", "got-term");
     const end = await run.exited;
     expect(end.signal).toBe("SIGKILL");
@@ -55,6 +57,7 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
   it("records the kill ladder's group TERM: the EXIT trap runs, 143, and no host-stopping (the host is not stopping)", async () => {
     const run = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP } } });
     await waitForText(run, "stdout", "ready");
+    await waitForChild(run, "sleep");
     process.kill(-run.pid, "SIGTERM");
     expect(await codeOf(run)).toBe(143);
     expect(run.read("stdout")).toBe("ready\nexit-trap-ran\n");
@@ -75,8 +78,8 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
       };
       const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP } }, env: fake("stopping", "echo stopping") });
       const silent = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP } }, env: fake("silent", "exec sleep 60") });
-      await waitForText(stopping, "stdout", "ready");
-      await waitForText(silent, "stdout", "ready");
+      await waitForChild(stopping, "sleep");
+      await waitForChild(silent, "sleep");
       process.kill(-stopping.pid, "SIGTERM");
       const termAt = Date.now();
       process.kill(-silent.pid, "SIGTERM");
@@ -96,6 +99,7 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
     const ignored = "HUP INT QUIT USR1 USR2 PIPE ALRM";
     const run = startShim(SHIM, { settings: { command: { argv: ["bash", "-c", `trap "" ${ignored}; echo ready; sleep 120 & wait`] } } });
     await waitForText(run, "stdout", "ready");
+    await waitForChild(run, "sleep");
     for (const sig of ignored.split(" ")) process.kill(-run.pid, `SIG${sig}` as NodeJS.Signals);
     // Queued before the TERM: a shim ended by one of them would never write the TERM's 143.
     process.kill(-run.pid, "SIGTERM");
@@ -106,6 +110,7 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
   it("writes the code of a command that a HUP to the group ended (129), having outlived the HUP itself", async () => {
     const run = startShim(SHIM, { settings: { command: { argv: ["bash", "-c", "echo ready; sleep 120 & wait"] } } });
     await waitForText(run, "stdout", "ready");
+    await waitForChild(run, "sleep");
     process.kill(-run.pid, "SIGHUP");
     expect(await codeOf(run)).toBe(129);
     expect(run.has("host-stopping")).toBe(false);

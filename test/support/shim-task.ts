@@ -11,18 +11,23 @@ import { waitFor } from "./wait.ts";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
- * The shim these tests run: built (or brought up to date) first by the
- * build script, as `npm run build` does; cargo makes that a no-op when
- * nothing changed. `path` is null, with the reason, where it cannot be had.
+ * The shim these tests run: the one OUTLIVE_SHIM names (another build, e.g.
+ * by Debian's rustc 1.63, or a packaged one), else the build beside the
+ * sources, built (or brought up to date) first by the build script, as `npm
+ * run build` does; cargo makes that a no-op when nothing changed. `path` is
+ * null, with the reason, where it cannot be had.
  */
 export function shimUnderTest(): { path: string; reason?: undefined } | { path: null; reason: string } {
+  if (process.env.OUTLIVE_SHIM) {
+    const named = findShim({ env: process.env });
+    return named.path === null ? { path: null, reason: named.reason } : { path: named.path };
+  }
   let said = "";
   try {
     said = execFileSync(process.execPath, [join(ROOT, "dist/scripts/build-shim.js")], { cwd: ROOT, encoding: "utf8", timeout: 600_000 }).trim();
   } catch (error) {
     return { path: null, reason: `the build failed: ${(error as Error).message}` };
   }
-  // The build beside the sources, whatever OUTLIVE_SHIM may say: these tests are the build's.
   const found = findShim({ env: {} });
   if (found.path === null) return { path: null, reason: said || found.reason };
   return { path: found.path };
@@ -149,6 +154,25 @@ export async function codeOf(run: ShimRun, timeoutMs = 30_000): Promise<number> 
 /** Waits until `io/NAME` holds `text`. */
 export async function waitForText(run: ShimRun, name: string, text: string, timeoutMs = 30_000): Promise<void> {
   await waitFor(`${JSON.stringify(text)} in ${name} of ${run.id} (has ${JSON.stringify(run.read(name).slice(-300))})`, () => run.read(name).includes(text), timeoutMs);
+}
+
+/**
+ * Waits until the command (io/command-pid) has a child that runs `comm`:
+ * a `sleep 120 &` that has exec'd. Until then the child is a fork of bash
+ * with bash's own handlers, which runs the EXIT trap a second time if a
+ * TERM lands there (seen: the trap's line twice in a test's output).
+ */
+export async function waitForChild(run: ShimRun, comm: string, timeoutMs = 30_000): Promise<void> {
+  await waitFor(`a ${comm} started by the command of ${run.id}`, () => {
+    const pid = run.read("command-pid").trim();
+    if (!pid) return false;
+    try {
+      const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter(Boolean);
+      return kids.some((k) => readFileSync(`/proc/${k}/comm`, "utf8").trim() === comm);
+    } catch {
+      return false;
+    }
+  }, timeoutMs);
 }
 
 /** Fields of /proc/PID/stat after the command name (index 0 is the state), or null when the process is gone. */
