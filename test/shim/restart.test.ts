@@ -30,10 +30,10 @@ describe.skipIf(!shim.path)("outlive-shim's restart policy", () => {
     const delays: number[] = [];
     for (let i = 1; i + 1 < lines.length; i += 2) delays.push(lines[i + 1].at - lines[i].at);
     console.log(`restart delays: ${delays.join(", ")} ms`);
-    // Within 10% (and a few ms of a loaded machine's scheduling): never early.
+    // Never early, and within 10%; a shared machine's scheduling once added 86 ms (load 5.5 on 2 cores), so 100 ms at least.
     [200, 400, 800].forEach((want, i) => {
       expect(delays[i]).toBeGreaterThanOrEqual(want - 1);
-      expect(delays[i]).toBeLessThanOrEqual(Math.max(want * 1.1, want + 25));
+      expect(delays[i]).toBeLessThanOrEqual(Math.max(want * 1.1, want + 100));
     });
     for (const a of lines) if (a.event === "end") expect(a.code).toBe(1);
     // Each start says where its output begins; nothing of the shim's is in the output itself.
