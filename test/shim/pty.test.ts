@@ -2,6 +2,8 @@ import { execFileSync } from "node:child_process";
 import { closeSync, constants, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ptyPaths } from "../../lib/pty/holder.ts";
+import { controls, readPtyInfo, resizeTerminal, writeTerminal } from "../../lib/pty/terminal.ts";
 import { cleanupShims, codeOf, ptyInfo, type ShimRun, shimUnderTest, startShim, waitForText } from "../support/shim-task.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -67,6 +69,18 @@ describe.skipIf(!shim.path)("outlive-shim holds a PTY task's terminal", () => {
     expect((await run.exited).code).toBe(5);
     expect(run.has("ended")).toBe(true);
     expect(run.has("command-pid")).toBe(false);
+  });
+
+  it("answers lib/pty as script did: readPtyInfo, controls, writeTerminal and resizeTerminal work on it unchanged", async () => {
+    const run = startPty(["bash", "--norc", "--noprofile", "-i"]);
+    await waitFor("pty/info", () => ptyInfo(run) !== null);
+    const paths = ptyPaths(run.dir);
+    const info = readPtyInfo(paths)!;
+    expect(controls(info)).toBe(true);
+    expect(await resizeTerminal(run.id, paths, { cols: 132, rows: 43 })).toEqual({ cols: 132, rows: 43 });
+    await writeTerminal(run.id, paths, "stty size; exit 0\n");
+    expect(await codeOf(run)).toBe(0);
+    expect(run.read("stdout")).toContain("43 132\r\n");
   });
 
   it("hangs the terminal up on a TERM to the group: the shell gets SIGHUP and runs its EXIT trap (129)", async () => {
