@@ -143,49 +143,51 @@ fn whole_number(v: &[u8]) -> Option<u64> {
     std::str::from_utf8(v).ok()?.parse().ok()
 }
 
-/// Splits the input into its fields, checking the frame (`v=1` … `end=`).
+/// Splits the input into its fields, checking the frame (`v=1` … `end=`)
+/// as it goes, so hostile input is refused at its first bad field.
 fn split(input: &[u8]) -> Result<Fields<'_>, String> {
-    let mut all = Vec::new();
-    let mut rest = input;
-    while !rest.is_empty() {
-        let at = rest.iter().position(|&b| b == 0).ok_or_else(|| {
-            format!("settings: cut short (the input ends in a field with no NUL after it: {})", shown(rest))
-        })?;
-        all.push(&rest[..at]);
-        rest = &rest[at + 1..];
-    }
-    match all.first() {
-        None => return Err("settings: cut short (nothing on stdin; expected v=1 ... end=)".to_string()),
-        Some(&b"v=1") => {}
-        Some(f) if f.starts_with(b"v=") => return Err(format!("v: version {} is not one this shim reads (v=1)", shown(&f[2..]))),
-        Some(f) => return Err(format!("v: the first field must be v=1, got {}", shown(f))),
-    }
-    let end = all.iter().position(|f| f.starts_with(b"end=")).ok_or("settings: cut short (no end= field)")?;
-    if all[end] != b"end=" {
-        return Err(format!("end: takes no value, got {}", shown(&all[end][4..])));
-    }
-    if end != all.len() - 1 {
-        return Err(format!("end: {} more field(s) after it", all.len() - 1 - end));
-    }
     let mut fields = Fields { single: Vec::new(), args: Vec::new() };
-    for f in &all[1..end] {
-        let eq = f.iter().position(|&b| b == b'=').ok_or_else(|| format!("settings: a field with no '=': {}", shown(f)))?;
-        let (key, value) = (&f[..eq], &f[eq + 1..]);
-        if key == b"arg" {
-            fields.args.push(value);
+    let mut rest = input;
+    let mut first = true;
+    loop {
+        let at = match rest.iter().position(|&b| b == 0) {
+            Some(at) => at,
+            None if rest.is_empty() && first => return Err("settings: cut short (nothing on stdin; expected v=1 ... end=)".to_string()),
+            None if rest.is_empty() => return Err("settings: cut short (no end= field)".to_string()),
+            None => return Err(format!("settings: cut short (the input ends in a field with no NUL after it: {})", shown(rest))),
+        };
+        let (f, after) = (&rest[..at], &rest[at + 1..]);
+        rest = after;
+        if first {
+            match f {
+                b"v=1" => {}
+                _ if f.starts_with(b"v=") => return Err(format!("v: version {} is not one this shim reads (v=1)", shown(&f[2..]))),
+                _ => return Err(format!("v: the first field must be v=1, got {}", shown(f))),
+            }
+            first = false;
             continue;
         }
-        if key == b"v" {
-            return Err("v: given twice".to_string());
+        let eq = f.iter().position(|&b| b == b'=').ok_or_else(|| format!("settings: a field with no '=': {}", shown(f)))?;
+        let (key, value) = (&f[..eq], &f[eq + 1..]);
+        match key {
+            b"end" if !value.is_empty() => return Err(format!("end: takes no value, got {}", shown(value))),
+            b"end" if !rest.is_empty() => {
+                let more = rest.iter().filter(|&&b| b == 0).count().max(1);
+                return Err(format!("end: {} more field(s) after it", more));
+            }
+            b"end" => return Ok(fields),
+            b"arg" => fields.args.push(value),
+            b"v" => return Err("v: given twice".to_string()),
+            _ => {
+                let known = SINGLE.iter().chain(std::iter::once(&LAST_SINGLE)).find(|k| k.as_bytes() == key);
+                let known = *known.ok_or_else(|| format!("settings: unknown key {}", shown(key)))?;
+                if fields.get(known).is_some() {
+                    return Err(format!("{}: given twice", known));
+                }
+                fields.single.push((known, value));
+            }
         }
-        let known = SINGLE.iter().chain(std::iter::once(&LAST_SINGLE)).find(|k| k.as_bytes() == key);
-        let known = *known.ok_or_else(|| format!("settings: unknown key {}", shown(key)))?;
-        if fields.get(known).is_some() {
-            return Err(format!("{}: given twice", known));
-        }
-        fields.single.push((known, value));
     }
-    Ok(fields)
 }
 
 fn absolute(key: &str, v: &[u8]) -> Result<Vec<u8>, String> {
