@@ -101,9 +101,10 @@ describe.skipIf(!shim.path)("outlive-shim keeps the output bound", () => {
       expect(await codeOf(run)).toBe(143);
       expect(run.has("timed-out")).toBe(true);
       expect(run.read("trim-failed")).toBe(`fallocate --punch-hole failed on ${join(run.io, "stdout")}: Operation not supported\n`);
-      // The file is whole; the marker was written first, as the trimmer always has.
+      // The file is whole; the marker of the first cut was written first, as the trimmer always has
+      // (how far that cut went depends on how much `tr` had written by the look: whole blocks, at most 12288).
       expect(run.read("stdout")).toBe("x".repeat(20000));
-      expect(run.read("stdout.dropped")).toBe("12288\n");
+      expect(["4096\n", "8192\n", "12288\n"]).toContain(run.read("stdout.dropped"));
       await run.exited;
       // The command, KILLed with the shim, holds its output open until it is gone.
       await waitFor("the task's group to be gone", () => !groupHasAnyMember(run.pid));
