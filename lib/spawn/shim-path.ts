@@ -1,0 +1,101 @@
+import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, isAbsolute, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Which rule found the shim. */
+export type ShimSource = "option" | "env" | "package" | "build";
+
+/** Where `outlive-shim` is, or why it is nowhere to be had. */
+export type ShimFound = { path: string; source: ShimSource } | { path: null; reason: string };
+
+/** The environment variable that names a shim to use. */
+export const SHIM_ENV = "OUTLIVE_SHIM";
+
+/** The npm package that carries the shim built for this platform (its `bin/outlive-shim`). */
+export const SHIM_PACKAGE = `@outlive/shim-${process.platform}-${process.arch}`;
+
+/** Where scripts/build-shim.ts leaves the shim, below the folder that holds `shim/Cargo.toml`. */
+export const SHIM_BUILD = "shim/target/x86_64-unknown-linux-gnu/release/outlive-shim";
+
+export interface FindShimOptions {
+  /** A shim named by the caller: used, or reported as unusable (never passed over for another). */
+  shimPath?: string | null;
+  /** Where `OUTLIVE_SHIM` is read; this process's environment when left out. */
+  env?: Record<string, string | undefined>;
+  /** The module to look from, for the package and the build; this file when left out. */
+  from?: string;
+}
+
+/**
+ * Finds `outlive-shim`: the `shimPath` option, then `OUTLIVE_SHIM`, then
+ * the platform's npm package (`@outlive/shim-linux-x64`, resolved from the
+ * library's own place), then the build beside the sources (the nearest
+ * folder above the library that holds `shim/Cargo.toml`, so it answers the
+ * same from `lib/`, as Deno runs it, and from the bundle `dist/pkg/`). A
+ * path named by the option or the variable that is not an executable file
+ * is reported, not passed over: a shim asked for and silently replaced would
+ * be a surprise.
+ *
+ * @example
+ * ```ts
+ * import { findShim } from "./shim-path.ts";
+ * console.log(findShim({ env: { OUTLIVE_SHIM: "/bin/true" } })); // { path: "/bin/true", source: "env" }
+ * const missing = findShim({ shimPath: "/nonexistent/outlive-shim" });
+ * console.log(missing.path, "reason" in missing && missing.reason.startsWith("the shimPath option")); // null true
+ * ```
+ */
+export function findShim(opts: FindShimOptions = {}): ShimFound {
+  const env = opts.env ?? process.env;
+  const from = opts.from ?? import.meta.url;
+  if (opts.shimPath) return named(opts.shimPath, "option", "the shimPath option");
+  if (env[SHIM_ENV]) return named(env[SHIM_ENV]!, "env", SHIM_ENV);
+  const packaged = fromPackage(from);
+  if (packaged) return { path: packaged, source: "package" };
+  const root = sourceRoot(from);
+  if (root === null) {
+    return { path: null, reason: `no shimPath option, no ${SHIM_ENV}, no ${SHIM_PACKAGE} package, and no shim/Cargo.toml above ${where(from)}` };
+  }
+  const built = join(root, SHIM_BUILD);
+  if (unusable(built) === null) return { path: built, source: "build" };
+  return { path: null, reason: `no shimPath option, no ${SHIM_ENV}, no ${SHIM_PACKAGE} package, and ${built} is not built (node dist/scripts/build-shim.js)` };
+}
+
+function named(path: string, source: ShimSource, what: string): ShimFound {
+  const problem = isAbsolute(path) ? unusable(path) : "not an absolute path";
+  return problem === null ? { path, source } : { path: null, reason: `${what} names ${path}, which is ${problem}` };
+}
+
+/** Why `path` cannot be run, or null. */
+function unusable(path: string): string | null {
+  try {
+    if (!statSync(path).isFile()) return "not a regular file";
+    accessSync(path, constants.X_OK);
+    return null;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" ? "not there" : code === "EACCES" ? "not executable" : `unusable (${code})`;
+  }
+}
+
+function fromPackage(from: string): string | null {
+  try {
+    const path = createRequire(from).resolve(`${SHIM_PACKAGE}/bin/outlive-shim`);
+    return unusable(path) === null ? path : null;
+  } catch {
+    // Not installed: the package is optional (and not published for every platform).
+    return null;
+  }
+}
+
+function where(from: string): string {
+  return from.startsWith("file:") ? dirname(fileURLToPath(from)) : dirname(from);
+}
+
+/** The nearest folder at or above `from` holding `shim/Cargo.toml`, or null. */
+function sourceRoot(from: string): string | null {
+  for (let dir = where(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "shim", "Cargo.toml"))) return dir;
+    if (dirname(dir) === dir) return null;
+  }
+}

@@ -1,0 +1,38 @@
+//! How the task ended, on disk: `io/ended` the moment the command is over
+//! (its file time dates the end), `io/host-stopping` when a TERM came while
+//! the host was shutting down, and the exit code in `io/exit` (fd 3), in the
+//! four bytes the caller reserved there, so a full disk cannot lose it.
+
+use crate::sys;
+
+/// The code a shell reports for a wait status: the exit status, or 128 + the signal.
+pub fn code_of(status: libc::c_int) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        125
+    }
+}
+
+/// Makes `io/NAME` empty and new; whatever already stands there (a planted symlink) is left alone.
+pub fn make(io: &[u8], name: &str) {
+    let _ = sys::create_new(&sys::join(io, name.as_bytes()));
+}
+
+/// The code as `printf '%-3s\n'` writes it ("0  \n", "143\n"), over the placeholder at offset 0 of fd 3.
+pub fn write_code(code: i32) {
+    let _ = sys::pwrite(3, format!("{:<3}\n", code).as_bytes(), 0);
+}
+
+/// fd 3 must be the exit marker, a regular file, before anything runs: a code with nowhere to go is a lost end.
+pub fn check_fd() -> Result<(), String> {
+    match sys::fstat(3) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFREG => {}
+        Ok(_) => return Err("fd 3 (the exit marker, io/exit) is not a regular file".to_string()),
+        Err(e) => return Err(format!("fd 3 (the exit marker, io/exit) is not open: {}", sys::why(&e))),
+    }
+    // The command never gets it: close-on-exec as well as closed in the child.
+    sys::set_cloexec(3).map_err(|e| format!("fd 3: {}", sys::why(&e)))
+}

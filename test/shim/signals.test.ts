@@ -1,0 +1,118 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { groupHasAnyMember } from "../support/group.ts";
+import { cleanupShims, codeOf, running, shimUnderTest, startShim, waitForChild, waitForText } from "../support/shim-task.ts";
+import { waitFor } from "../support/wait.ts";
+
+// The deadline, the kill ladder's group TERM and the other signals a task's group may be sent.
+const shim = shimUnderTest();
+if (!shim.path) console.log(`test/shim/signals.test.ts skipped: ${shim.reason}`);
+const SHIM = shim.path!;
+
+/** bash, which runs its EXIT trap when TERM ends it (dash does not); `ready` once the trap is set (then wait for its sleep: waitForChild). */
+const WITH_EXIT_TRAP = ["bash", "-c", 'trap "echo exit-trap-ran" EXIT; echo ready; sleep 120 & wait'];
+
+describe.skipIf(!shim.path)("outlive-shim and signals", () => {
+  afterEach(cleanupShims);
+
+  it("at the deadline: marks io/timed-out, TERMs the group (the EXIT trap runs), records 143, and KILLs the group after the grace", async () => {
+    const deadlineMs = 1500;
+    const graceMs = 1500;
+    const run = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, deadlineMs, graceMs } });
+    await waitForText(run, "stdout", "ready");
+    await waitForChild(run, "sleep");
+    expect(await codeOf(run, 30_000)).toBe(143);
+    expect(run.read("stdout")).toBe("ready\nexit-trap-ran\n");
+    expect(run.has("timed-out")).toBe(true);
+    expect(run.has("timed-out.reserved")).toBe(false);
+    expect(run.has("ended")).toBe(true);
+    // Never early: the mark's time is at least the deadline after the spawn (file times are coarse by a tick).
+    const timedOutAt = statSync(`${run.io}/timed-out`).mtimeMs;
+    expect(timedOutAt).toBeGreaterThanOrEqual(run.startedAt + deadlineMs - 10);
+    // The command ended within the grace, yet the shim stays to KILL the group at its end, itself with it.
+    expect(running(run.pid)).toBe(true);
+    const end = await run.exited;
+    expect(end.signal).toBe("SIGKILL");
+    expect(end.at).toBeGreaterThanOrEqual(timedOutAt + graceMs - 10);
+    await waitFor("the group to be gone", () => !groupHasAnyMember(run.pid));
+  });
+
+  it("KILLs a command that outlives the grace (TERM came first), the shim with it", async () => {
+    const graceMs = 1000;
+    const script = 'trap "echo got-term" TERM; echo ready; while :; do sleep 120 & wait; done';
+    const run = startShim(SHIM, { settings: { command: { argv: ["bash", "-c", script] }, deadlineMs: 1000, graceMs } });
+    await waitForText(run, "stdout", "ready");
+    await waitForChild(run, "sleep");
+    await waitForText(run, "stdout", "got-term");
+    const end = await run.exited;
+    expect(end.signal).toBe("SIGKILL");
+    expect(end.at - statSync(`${run.io}/timed-out`).mtimeMs).toBeGreaterThanOrEqual(graceMs - 10);
+    await waitFor("the group to be gone", () => !groupHasAnyMember(run.pid));
+    // Killed with the command, the shim had no end to record.
+    expect(run.exitBytes()).toBe("    ");
+  });
+
+  it("records the kill ladder's group TERM: the EXIT trap runs, 143, and no host-stopping (the host is not stopping)", async () => {
+    const run = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP } } });
+    await waitForText(run, "stdout", "ready");
+    await waitForChild(run, "sleep");
+    process.kill(-run.pid, "SIGTERM");
+    expect(await codeOf(run)).toBe(143);
+    expect(run.read("stdout")).toBe("ready\nexit-trap-ran\n");
+    expect((await run.exited).code).toBe(143);
+    expect(run.has("ended")).toBe(true);
+    expect(run.has("host-stopping")).toBe(false);
+    expect(run.has("timed-out")).toBe(false);
+  });
+
+  it("makes io/host-stopping when, after a TERM from outside, systemctl says the host is stopping; a silent systemctl is given 3 s", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "outlive-shim-bin-"));
+    try {
+      const fake = (dir: string, body: string) => {
+        mkdirSync(join(bin, dir));
+        writeFileSync(join(bin, dir, "systemctl"), `#!/bin/sh\n[ "$*" = is-system-running ] || exit 2\n${body}\n`);
+        chmodSync(join(bin, dir, "systemctl"), 0o755);
+        return { ...process.env, PATH: `${join(bin, dir)}:${process.env.PATH}` };
+      };
+      const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP } }, env: fake("stopping", "echo stopping") });
+      const silent = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP } }, env: fake("silent", "exec sleep 60") });
+      await waitForChild(stopping, "sleep");
+      await waitForChild(silent, "sleep");
+      process.kill(-stopping.pid, "SIGTERM");
+      const termAt = Date.now();
+      process.kill(-silent.pid, "SIGTERM");
+      expect(await codeOf(stopping)).toBe(143);
+      expect(stopping.has("host-stopping")).toBe(true);
+      expect(await codeOf(silent)).toBe(143);
+      expect(silent.has("host-stopping")).toBe(false);
+      const waited = (await silent.exited).at - termAt;
+      expect(waited).toBeGreaterThanOrEqual(2900);
+      expect(waited).toBeLessThan(15_000);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it("is not ended by HUP, INT, QUIT, USR1, USR2, PIPE or ALRM sent to the group: it still records the TERM that follows", async () => {
+    const ignored = "HUP INT QUIT USR1 USR2 PIPE ALRM";
+    const run = startShim(SHIM, { settings: { command: { argv: ["bash", "-c", `trap "" ${ignored}; echo ready; sleep 120 & wait`] } } });
+    await waitForText(run, "stdout", "ready");
+    await waitForChild(run, "sleep");
+    for (const sig of ignored.split(" ")) process.kill(-run.pid, `SIG${sig}` as NodeJS.Signals);
+    // Queued before the TERM: a shim ended by one of them would never write the TERM's 143.
+    process.kill(-run.pid, "SIGTERM");
+    expect(await codeOf(run)).toBe(143);
+    expect((await run.exited).code).toBe(143);
+  });
+
+  it("writes the code of a command that a HUP to the group ended (129), having outlived the HUP itself", async () => {
+    const run = startShim(SHIM, { settings: { command: { argv: ["bash", "-c", "echo ready; sleep 120 & wait"] } } });
+    await waitForText(run, "stdout", "ready");
+    await waitForChild(run, "sleep");
+    process.kill(-run.pid, "SIGHUP");
+    expect(await codeOf(run)).toBe(129);
+    expect(run.has("host-stopping")).toBe(false);
+  });
+});
