@@ -28,7 +28,8 @@ export interface FindShimOptions {
 }
 
 /**
- * Finds `outlive-shim`: the `shimPath` option, then `OUTLIVE_SHIM`, then
+ * Finds `outlive-shim`: the `shimPath` option, then `OUTLIVE_SHIM` (`none`:
+ * no shim, the shell wrapper), then
  * the platform's npm package (`@outlive/shim-linux-x64`, resolved from the
  * library's own place), then the build beside the sources (the nearest
  * folder above the library that holds `shim/Cargo.toml`, so it answers the
@@ -49,6 +50,7 @@ export function findShim(opts: FindShimOptions = {}): ShimFound {
   const env = opts.env ?? process.env;
   const from = opts.from ?? import.meta.url;
   if (opts.shimPath) return named(opts.shimPath, "option", "the shimPath option");
+  if (env[SHIM_ENV] === "none") return { path: null, reason: `${SHIM_ENV}=none asks for the shell wrapper` };
   if (env[SHIM_ENV]) return named(env[SHIM_ENV]!, "env", SHIM_ENV);
   const packaged = fromPackage(from);
   if (packaged) return { path: packaged, source: "package" };
@@ -98,4 +100,28 @@ function sourceRoot(from: string): string | null {
     if (existsSync(join(dir, "shim", "Cargo.toml"))) return dir;
     if (dirname(dir) === dir) return null;
   }
+}
+
+const SOURCE_WORDS: Record<ShimSource, string> = {
+  option: "the shimPath option",
+  env: SHIM_ENV,
+  package: "its npm package",
+  build: "the build beside the sources",
+};
+
+/**
+ * What a find means for the tasks, in the words `probe` and
+ * `placementReason` use: the process each task runs under, and why. Pure.
+ *
+ * @example
+ * ```ts
+ * import { shimChoice } from "./shim-path.ts";
+ * console.log(shimChoice({ path: "/opt/outlive-shim", source: "env" }).why); // "outlive-shim (/opt/outlive-shim, from OUTLIVE_SHIM)"
+ * console.log(shimChoice({ path: null, reason: "OUTLIVE_SHIM=none asks for the shell wrapper" }).why); // "the shell wrapper: OUTLIVE_SHIM=none asks for the shell wrapper"
+ * ```
+ */
+export function shimChoice(found: ShimFound): { path: string | null; why: string } {
+  return found.path !== null
+    ? { path: found.path, why: `outlive-shim (${found.path}, from ${SOURCE_WORDS[found.source]})` }
+    : { path: null, why: `the shell wrapper: ${found.reason}` };
 }

@@ -1,16 +1,14 @@
 import type { ChildProcess } from "node:child_process";
 import { OutliveError } from "../errors.ts";
 import { signalGroup } from "../kill/process-group.ts";
-import { TRIM_SCRIPT } from "../output/trim-loop.ts";
 import type { Placement } from "../placement/placement.ts";
 import { inspectPid } from "../proc/identity.ts";
 import { processStartedAt } from "../proc/start-time.ts";
-import { holderCommand, ptyPaths } from "../pty/holder.ts";
 import type { TaskRecord } from "../store/record/record.ts";
 import type { TaskPaths } from "../store/layout.ts";
 import type { SpawnerClient } from "../spawner/spawner-client.ts";
 import { spawnFilesOf, spawnTask } from "./spawn-task.ts";
-import { wrapperArgv } from "./wrapper.ts";
+import { taskProgram } from "./task-program.ts";
 
 /** How long a new process may take to appear in its unit or cgroup before the task is given up. */
 const PLACED_WITHIN_MS = 10_000;
@@ -31,6 +29,10 @@ export interface SpawnPlacedInput {
   step(name: "planned" | "sent" | "forked"): void;
   /** Forks the task from outside this process's cgroup (lib/spawner); null to fork it here. */
   spawner: SpawnerClient | null;
+  /** outlive-shim's path (lib/spawn/shim-path.ts), or null to start the task under the shell wrapper. */
+  shim: string | null;
+  /** How the shim learns its output grew: `inotify` while this supervisor's tasks leave instances to spare. */
+  watch: "inotify" | "poll";
 }
 
 /** The task runs where it was promised; `record` says where (location, pid, start time), still `starting`. */
@@ -52,11 +54,11 @@ export class SpawnFailure extends Error {
 }
 
 /**
- * Plan → argv → spawn → placed: asks the placement for its plan, wraps the
- * command (exit marker, deadline, output bound; a PTY task's holder), spawns
- * it, and waits (bounded) until the process is in its cgroup or unit. A task
- * that never gets there is killed: it must not run outside the cgroup it was
- * promised.
+ * Plan → program → spawn → placed: asks the placement for its plan, starts
+ * the command under outlive-shim (or, where there is none, the shell wrapper:
+ * exit marker, deadline, output bound, a PTY task's terminal), and waits
+ * (bounded) until the process is in its cgroup or unit. A task that never
+ * gets there is killed: it must not run outside the cgroup it was promised.
  */
 export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> {
   const { placement, paths, deadlineSeconds } = input;
@@ -72,30 +74,28 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
     record = { ...record, location: plan.location };
     input.step("planned");
     const env = { ...process.env, ...input.env };
-    const maxBytes = record.maxOutputBytes ?? 0;
-    const argv = [
-      ...plan.prefix,
-      ...wrapperArgv({
-        // A PTY task's wrapper runs the holder, which runs the command on its terminal.
-        command: record.pty ? holderCommand(record.command, ptyPaths(paths.dir), record.pty, env) : record.command,
-        enterCgroupProcs: plan.enterCgroupProcs,
-        deadlineSeconds,
-        graceMs: input.graceMs,
-        timedOutFile: paths.timedOut,
-        trim: maxBytes > 0 ? { script: TRIM_SCRIPT, maxBytes } : null,
-        // A PTY task's wrapper runs the holder; the command's own pid is its terminal's (`pty/info`).
-        commandPidFile: record.pty ? null : paths.commandPid,
-      }),
-    ];
+    const program = taskProgram({
+      record,
+      paths,
+      shim: input.shim,
+      enterCgroupProcs: plan.enterCgroupProcs,
+      deadlineSeconds,
+      graceMs: input.graceMs,
+      watch: input.watch,
+      env,
+    });
+    const argv = [...plan.prefix, ...program.argv];
+    // Under a placement's prefix (systemd-run) the shim's argv[0] is its path; it names itself (see the shim's main.rs).
+    const argv0 = plan.prefix.length === 0 ? program.argv0 : null;
     const taskEnv = stringsOnly({ ...env, ...plan.env });
     if (input.spawner) {
       const answer = await input.spawner.spawn(
-        { id: record.id, argv, cwd: record.cwd, env: taskEnv, files: spawnFilesOf(paths) },
+        { id: record.id, argv, cwd: record.cwd, env: taskEnv, files: spawnFilesOf(paths), ...(program.stdin ? { stdin: program.stdin.toString("base64") } : {}), ...(argv0 ? { argv0 } : {}) },
         () => input.step("sent"),
       );
       spawned = { pid: answer.pid, child: null, startedWithin: answer.startedWithin };
     } else {
-      spawned = await spawnTask(argv, { cwd: record.cwd, env: taskEnv, files: spawnFilesOf(paths) });
+      spawned = await spawnTask(argv, { cwd: record.cwd, env: taskEnv, files: spawnFilesOf(paths), stdin: program.stdin, argv0 });
     }
     spawnedAt = new Date();
     input.step("forked");

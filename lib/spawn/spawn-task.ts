@@ -29,15 +29,26 @@ export interface SpawnedTask {
 }
 
 /**
- * Starts a task's full argv (placement prefix + wrapper) as the leader of a
- * new session and process group. Output goes straight to `io/stdout` and
- * `io/stderr`, stdin is /dev/null, and fd 3 is `io/exit`, opened here
+ * Starts a task's full argv (placement prefix + shim or wrapper) as the leader
+ * of a new session and process group. Output goes straight to `io/stdout` and
+ * `io/stderr`, stdin is the shim's settings (a pipe the shim reads to its end
+ * and then replaces with /dev/null) or /dev/null, and fd 3 is `io/exit`, opened here
  * create-exclusive so no earlier run's marker can be mistaken for this one's.
- * Nothing connects the task to this process by a pipe. The space the end
+ * Nothing connects the task to this process by a pipe once its settings are read. The space the end
  * needs is taken now, while there is some: the marker's placeholder bytes
  * (which the wrapper's code overwrites) and the watchdog's `timed-out.reserved`.
  */
-export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; files: SpawnFiles }): Promise<SpawnedTask> {
+export interface SpawnTaskOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  files: SpawnFiles;
+  /** What the process reads on stdin (outlive-shim's settings): a pipe written and closed here. Null or absent: /dev/null. */
+  stdin?: Buffer | null;
+  /** The process's argv[0], where it is to differ from argv's first word (the shim's name, not its path). */
+  argv0?: string | null;
+}
+
+export async function spawnTask(argv: string[], opts: SpawnTaskOptions): Promise<SpawnedTask> {
   const handles: FileHandle[] = [];
   let child: ChildProcess;
   let started: Promise<void>;
@@ -63,14 +74,22 @@ export async function spawnTask(argv: string[], opts: { cwd: string; env: NodeJS
       cwd: opts.cwd,
       env: opts.env,
       detached: true,
-      stdio: ["ignore", out.fd, err.fd, exitFile.fd],
+      stdio: [opts.stdin ? "pipe" : "ignore", out.fd, err.fd, exitFile.fd],
+      ...(opts.argv0 ? { argv0: opts.argv0 } : {}),
     });
-    // Listened for at once: the event may come while the files are being closed below.
+    // Listened for at once, before anything else is asked of the child: the event may come while the files are
+    // being closed below, and a spawn that failed (EMFILE making its stdin pipe) has no stdin to write.
     started = new Promise<void>((resolve, reject) => {
       child.once("spawn", resolve);
       child.once("error", (error) =>
         reject(new OutliveError("E_SPAWN", `Could not start ${argv[0]}: ${error.message}`, { cause: error })));
     });
+    if (opts.stdin && child.stdin) {
+      // The shim reads its settings to the end before it does anything; a pipe that breaks (it died) is its
+      // own end to report, not this process's error.
+      child.stdin.on("error", () => {});
+      child.stdin.end(opts.stdin);
+    }
     // Awaited below; a failure that comes first must not count as unhandled meanwhile.
     started.catch(() => {});
   } catch (error) {

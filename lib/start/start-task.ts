@@ -54,6 +54,10 @@ export interface TaskStarterOptions {
   step(id: string, step: TaskStep): void;
   /** Forks tasks from outside this process's cgroup; null to fork them here. */
   spawner: SpawnerClient | null;
+  /** outlive-shim's path, or null to start tasks under the shell wrapper. */
+  shim: string | null;
+  /** How the next task's shim hears its output grow (see SupervisorOptions.inotifyTasks). */
+  outputWatch(): "inotify" | "poll";
 }
 
 /**
@@ -123,6 +127,8 @@ export class TaskStarter {
         spawned: (record) => table.claim(record),
         step,
         spawner: this.o.spawner,
+        shim: this.o.shim,
+        watch: this.o.outputWatch(),
       });
     } catch (error) {
       if (!(error instanceof SpawnFailure)) throw error;

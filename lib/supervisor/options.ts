@@ -4,6 +4,7 @@ import type { PruneRule } from "../retention/choose-prune.ts";
 import { normalizeRetention } from "../retention/options.ts";
 import { PLACEMENT_NAMES, type PlacementName, type TaskOrigin } from "../store/record/record.ts";
 import { defaultShellPath, shellPathProblem } from "../spawn/shell-path.ts";
+import { findShim, SHIM_ENV, shimChoice } from "../spawn/shim-path.ts";
 import { defaultStorageRoot } from "../store/storage/storage-root.ts";
 import { MIN_OUTPUT_BYTES } from "../output/trim-loop.ts";
 import { outputBound, type RunSpec } from "../start/run-spec.ts";
@@ -112,9 +113,31 @@ export interface SupervisorOptions {
   spawner?: boolean;
   /** How long a spawner with no supervisor connected and no spawn under way lives on. Default 60000 ms. */
   spawnerIdleMs?: number;
+  /**
+   * outlive-shim, the small native process each task runs under (it keeps
+   * the exit code, the deadline, the output bound and a PTY task's terminal
+   * while no supervisor runs): an absolute path, or `false` for the shell
+   * wrapper it replaces. Default: `$OUTLIVE_SHIM` (a path, or `none` for the
+   * shell wrapper), else the `@outlive/shim-linux-x64` package, else the
+   * build beside the sources (`npm run build`); where none is found, the
+   * shell wrapper, and `placementReason` says so. A path named here or in
+   * `$OUTLIVE_SHIM` that cannot be run is an error, never passed over.
+   */
+  shimPath?: string | false;
+  /**
+   * How many of this supervisor's running tasks may each hold an inotify
+   * instance, with which its shim hears its output grow (and otherwise
+   * sleeps); the others look with a timer that backs off to 1.6 s while
+   * they are quiet. `fs.inotify.max_user_instances` is per user (128 on
+   * many machines), and the user's own watchers (a dev server's) need
+   * theirs. Default 32.
+   */
+  inotifyTasks?: number;
 }
 
-export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | "placements" | "retention" | "origin">> & {
+export type NormalizedOptions = Required<Omit<SupervisorOptions, "cgroupBase" | "placements" | "retention" | "origin" | "shimPath">> & {
+  /** The shim tasks start under, or null for the shell wrapper, and why (see SupervisorOptions.shimPath). */
+  shim: { path: string | null; why: string };
   origin: TaskOrigin | null;
   cgroupBase: string | undefined;
   retention: PruneRule | false;
@@ -126,6 +149,19 @@ function normalizeOrigin(v: unknown, bad: (name: string, expected: string, value
   if (v === undefined) return null;
   if (v !== "cli") throw bad("origin", 'absent or "cli"', v);
   return v;
+}
+
+/** Where tasks' shim is, or why they run under the shell wrapper; a shim named but unusable is refused. */
+function normalizeShim(v: unknown, bad: (name: string, expected: string, value: unknown) => Error): { path: string | null; why: string } {
+  if (v === false) return { path: null, why: "the shell wrapper, as the shimPath option asks" };
+  if (v !== undefined && (typeof v !== "string" || v === "")) throw bad("shimPath", "an absolute path to outlive-shim, or false", v);
+  const found = findShim({ shimPath: v as string | undefined });
+  if (found.path !== null) return shimChoice(found);
+  if (v !== undefined) throw bad("shimPath", `an absolute path to outlive-shim (${found.reason})`, v);
+  if (process.env[SHIM_ENV] !== undefined && process.env[SHIM_ENV] !== "none") {
+    throw new OutliveError("E_BAD_OPTION", `Expected ${SHIM_ENV} to name outlive-shim or be "none": ${found.reason}`);
+  }
+  return shimChoice(found);
 }
 
 /** The default `log`: says nothing. */
@@ -167,6 +203,8 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
   if (o.onStep !== undefined && typeof o.onStep !== "function") throw bad("onStep", "a function", o.onStep);
   if (o.spawner !== undefined && typeof o.spawner !== "boolean") throw bad("spawner", "a boolean", o.spawner);
   return {
+    shim: normalizeShim(o.shimPath, bad),
+    inotifyTasks: int("inotifyTasks", 32, 0),
     storage,
     mode,
     placement,

@@ -95,7 +95,8 @@ export class Supervisor {
     this.incarnation = incarnation;
     this.placements = placements;
     this.placement = chosen.placement;
-    this.placementReason = chosen.reason;
+    // Which process each task runs under is the other half of what a task survives and costs: say it beside the placement.
+    this.placementReason = `${chosen.reason}; tasks run under ${options.shim.why}`;
     this.parts = wireSupervisor({
       options, store, incarnation, placements, placement: chosen.placement, bootId: this.bootIdNow,
       kill: (id, request) => this.kill(id, request),

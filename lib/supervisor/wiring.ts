@@ -11,7 +11,7 @@ import { SpawnerClient } from "../spawner/spawner-client.ts";
 import { TaskStarter } from "../start/start-task.ts";
 import { storagePaths } from "../store/layout.ts";
 import type { Incarnation } from "../store/storage/incarnation.ts";
-import type { PlacementName } from "../store/record/record.ts";
+import { isTerminal, type PlacementName } from "../store/record/record.ts";
 import type { TaskStore, UnreadableTask } from "../store/task-store.ts";
 import { TaskTable } from "../store/task-table.ts";
 import { CompletionQueue } from "./completion-queue.ts";
@@ -131,6 +131,9 @@ export function wireSupervisor(ctx: WiringContext): SupervisorParts {
     watch: (record, child) => watches.watch(record, child ?? undefined),
     step,
     spawner,
+    shim: options.shim.path,
+    // Each running task's shim is taken to hold an instance (adopted ones too), so the user's own watchers keep the rest.
+    outputWatch: () => (liveTasks(table) < options.inotifyTasks ? "inotify" : "poll"),
   });
   const retainer = new Retainer({
     store, table, rule: options.retention, log,
@@ -139,6 +142,13 @@ export function wireSupervisor(ctx: WiringContext): SupervisorParts {
     unreadable: () => ctx.unreadable(),
   });
   return { table, queue, keyed, watches, evidence, ender, kills, starter, retainer, spawner };
+}
+
+/** How many tasks this supervisor holds that have not ended. */
+function liveTasks(table: TaskTable): number {
+  let n = 0;
+  for (const r of table.values()) if (!isTerminal(r.state)) n++;
+  return n;
 }
 
 /** The spawner of this storage, where the placement has a home for it and the options want one. */
