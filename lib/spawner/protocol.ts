@@ -24,6 +24,15 @@ export const SPAWNER_METHODS = ["hello", "spawn", "settle", "exit"] as const;
 /** Longest request line the spawner takes: an argv and environment beyond this could not be exec'd anyway (ARG_MAX). */
 export const SPAWNER_MAX_LINE_BYTES = 4 * 1024 * 1024;
 
+/**
+ * The channel's revision, which `hello` tells: 2 added a spawn's `stdin`
+ * (outlive-shim's settings) and `argv0`. A spawner that answers another
+ * (one of the previous release, still running after an upgrade) is ended
+ * and replaced before a spawn is handed to it: it would drop the shim's
+ * settings, and the shim would refuse to run.
+ */
+export const SPAWNER_PROTOCOL = 2;
+
 /** One task to fork: everything it runs with comes in the request, nothing from the spawner's own process. */
 export interface SpawnRequest {
   /** The task's id: what `settle` asks by. */
@@ -34,6 +43,10 @@ export interface SpawnRequest {
   /** The whole environment the task gets (the spawner's own is never mixed in). */
   env: Record<string, string>;
   files: SpawnFiles;
+  /** What the process reads on stdin (the shim's settings), base64; absent for /dev/null. */
+  stdin?: string;
+  /** The process's argv[0] where it differs from argv[0]'s path (the shim's name). */
+  argv0?: string;
 }
 
 export interface SpawnAnswer {
@@ -53,6 +66,8 @@ export interface HelloAnswer {
   pid: number;
   startTime: string;
   version: string;
+  /** SPAWNER_PROTOCOL of the spawner's release; absent before revision 2. */
+  protocol?: number;
 }
 
 const bad = (param: string, message: string) => new RpcError(RPC_ERRORS.invalidParams, `spawn: ${message}`, { code: "E_BAD_SPAWN_REQUEST", param });
@@ -102,7 +117,22 @@ export function checkSpawnRequest(params: unknown): SpawnRequest {
     exit: checkPath(files.exit, "files.exit"),
     timedOutReserve: checkPath(files.timedOutReserve, "files.timedOutReserve"),
   };
-  return { id, argv: argv as string[], cwd: cwd as string, env: env as Record<string, string>, files: checked };
+  const { stdin, argv0 } = params;
+  if (stdin !== undefined && (typeof stdin !== "string" || !/^[A-Za-z0-9+/]*={0,2}$/.test(stdin) || stdin.length % 4 !== 0)) {
+    throw bad("stdin", "stdin must be a base64 string");
+  }
+  if (argv0 !== undefined && (typeof argv0 !== "string" || argv0 === "" || argv0.includes("\0"))) {
+    throw bad("argv0", "argv0 must be a non-empty string without NUL bytes");
+  }
+  return {
+    id,
+    argv: argv as string[],
+    cwd: cwd as string,
+    env: env as Record<string, string>,
+    files: checked,
+    ...(stdin !== undefined ? { stdin: stdin as string } : {}),
+    ...(argv0 !== undefined ? { argv0: argv0 as string } : {}),
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import { waitUntil } from "../kill/process-group.ts";
 import { inspectPid, type LiveProcess } from "../proc/identity.ts";
 import { RpcEndpoint } from "../rpc/endpoint.ts";
 import { MAX_SOCKET_PATH } from "../rpc/socket-path.ts";
-import type { HelloAnswer, SettleAnswer, SpawnAnswer, SpawnRequest } from "./protocol.ts";
+import { type HelloAnswer, type SettleAnswer, type SpawnAnswer, SPAWNER_PROTOCOL, type SpawnRequest } from "./protocol.ts";
 import type { SpawnerHome } from "../placement/spawner-home.ts";
 import type { SpawnerRecord } from "./spawner-server.ts";
 
@@ -28,6 +28,8 @@ interface Connection {
   socket: Socket;
   pid: number;
   startTime: string;
+  /** The channel's revision the spawner speaks (HelloAnswer.protocol; 1 before it was told). */
+  protocol: number;
   /** Requests awaiting an answer: the socket keeps this process alive only while there are some. */
   waiting: number;
 }
@@ -170,7 +172,15 @@ export class SpawnerClient {
         this.o.log(`spawner ${found.pid} did not answer (${error.message}); starting another`);
         return null;
       });
-      if (c) return c;
+      if (c && c.protocol === SPAWNER_PROTOCOL) return c;
+      if (c) {
+        // A previous release's spawner, still running after an upgrade: it would drop what a spawn carries now
+        // (the shim's settings). It ends once what it has under way is done; then it is replaced.
+        this.o.log(`spawner ${c.pid} speaks revision ${c.protocol} of its channel, not ${SPAWNER_PROTOCOL} (an older release's); ending it and starting another`);
+        await ask(c, "exit").catch(() => {});
+        c.endpoint.close();
+        await waitUntil(() => inspectPid(found.pid)?.startTime !== found.startTime, 10_000, 10);
+      }
     } else if (existsSync(this.recordPath)) {
       const record = readRecord(this.recordPath);
       this.o.log(`spawner record names pid ${record?.pid ?? "?"}, which is not a running spawner in ${this.o.home.where}; starting another (that pid is not signalled)`);
@@ -228,7 +238,7 @@ export class SpawnerClient {
     }
     // The connection does not keep this process alive: a supervisor may exit with it open.
     socket.unref();
-    return { endpoint, socket, pid: who.pid, startTime: who.startTime, waiting: 0 };
+    return { endpoint, socket, pid: who.pid, startTime: who.startTime, protocol: hello.protocol ?? 1, waiting: 0 };
   }
 
   private async makeDir(): Promise<void> {

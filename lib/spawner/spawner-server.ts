@@ -9,6 +9,7 @@ import { outliveVersion } from "../version.ts";
 import {
   checkSettleRequest,
   checkSpawnRequest,
+  SPAWNER_PROTOCOL,
   type HelloAnswer,
   type SettleAnswer,
   type SpawnAnswer,
@@ -92,7 +93,13 @@ export async function serveSpawner(o: SpawnerServerOptions): Promise<{ done: Pro
     const request = checkSpawnRequest(params);
     if (ending) throw new Error("the spawner is ending; ask the next one");
     if (pending.has(request.id)) throw new Error(`a spawn of ${request.id} is already under way`);
-    const work = spawnTask(request.argv, { cwd: request.cwd, env: request.env, files: request.files });
+    const work = spawnTask(request.argv, {
+      cwd: request.cwd,
+      env: request.env,
+      files: request.files,
+      stdin: request.stdin !== undefined ? Buffer.from(request.stdin, "base64") : null,
+      argv0: request.argv0 ?? null,
+    });
     pending.set(request.id, work.catch(() => {}));
     try {
       const spawned = await work;
@@ -120,7 +127,7 @@ export async function serveSpawner(o: SpawnerServerOptions): Promise<{ done: Pro
   };
 
   const handle = (method: string, params: unknown): Promise<unknown> => {
-    if (method === "hello") return Promise.resolve({ pid: process.pid, startTime: self.startTime, version } satisfies HelloAnswer);
+    if (method === "hello") return Promise.resolve({ pid: process.pid, startTime: self.startTime, version, protocol: SPAWNER_PROTOCOL } satisfies HelloAnswer);
     if (method === "spawn") return spawn(params);
     if (method === "settle") return settle(params);
     // exit: answered first, then the spawner ends once what is under way is done.
