@@ -1,11 +1,13 @@
 import { readFileSync } from "node:fs";
 import { readProcStat } from "../proc/stat.ts";
 import { cgroupProcs } from "./cgroup-fs.ts";
+import { isShimArgv } from "../spawn/command-pid.ts";
 import { WRAPPER_NAME } from "../spawn/wrapper.ts";
 
 /**
- * The task's wrapper among the processes of a task's cgroup: the leader of
- * its own session running outlive's wrapper (`$0` is WRAPPER_NAME). Used to
+ * The task's first process among the processes of a task's cgroup: the
+ * leader of its own session running outlive-shim (`outlive-shim ID`) or
+ * outlive's shell wrapper (`$0` is WRAPPER_NAME). Used to
  * find a task whose spawn was cut short before its pid was recorded; null
  * when the cgroup is gone or holds no such process.
  *
@@ -31,7 +33,7 @@ export function wrapperLeaderIn(cgroupDir: string): { pid: number; startTime: st
     } catch {
       continue;
     }
-    if (argv[0] === "/bin/sh" && argv[1] === "-c" && argv[3] === WRAPPER_NAME) return { pid, startTime: stat.startTime };
+    if (isShimArgv(argv) || (argv[0] === "/bin/sh" && argv[1] === "-c" && argv[3] === WRAPPER_NAME)) return { pid, startTime: stat.startTime };
   }
   return null;
 }

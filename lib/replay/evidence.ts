@@ -8,7 +8,7 @@ import { bootedAt } from "../proc/start-time.ts";
 import type { TaskRecord } from "../store/record/record.ts";
 import type { TaskPaths } from "../store/layout.ts";
 import { fileSystemFull } from "../store/full-disk/space.ts";
-import { processesWithArg } from "../proc/arg-holders.ts";
+import { processesWithArg, processesWithArgWriting } from "../proc/arg-holders.ts";
 
 /** How long replay waits for a spawn's still-living wrapper to show whether its command started. */
 const STARTER_SETTLES_MS = 2_000;
@@ -135,9 +135,10 @@ async function commandStarted(record: TaskRecord, paths: TaskPaths, wroteOutput:
   const told = () => wroteOutput || existsSync(paths.commandPid) || existsSync(paths.ended);
   if (told()) return true;
   if (record.pty || fileSystemFull(paths.dir)) return null;
-  // Its wrapper (or the systemd-run about to exec it) may still be alive, only not yet placed: its command may yet
-  // run. It names the task's io files in its argv; it writes the command's pid within a fork of its start.
-  const starters = processesWithArg(paths.timedOut);
+  // Its shim or wrapper (or the systemd-run about to exec it) may still be alive, only not yet placed: its command
+  // may yet run. A wrapper names the task's io files in its argv; a shim names the task's id, with the task's
+  // io/stdout as its own stdout. Either writes the command's pid within a fork of its start.
+  const starters = [...processesWithArg(paths.timedOut), ...processesWithArgWriting(record.id, paths.stdout)];
   if (starters.length === 0) return false;
   const alive = () => starters.some((pid) => inspectPid(pid) !== null);
   await waitUntil(() => told() || !alive(), STARTER_SETTLES_MS);

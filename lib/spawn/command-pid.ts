@@ -5,6 +5,7 @@ import { ptyPaths } from "../pty/holder.ts";
 import { readPtyInfo } from "../pty/terminal.ts";
 import type { TaskPaths } from "../store/layout.ts";
 import type { TaskRecord } from "../store/record/record.ts";
+import { SHIM_NAME } from "./task-program.ts";
 import { WRAPPER_NAME } from "./wrapper.ts";
 
 /**
@@ -84,8 +85,9 @@ export async function awaitCommandPid(record: TaskRecord, paths: TaskPaths, time
 
 /**
  * True while `pid` still runs outlive's own code on the way to the command:
- * the wrapper's subshell (`$0` is WRAPPER_NAME) or a PTY terminal's first
- * words (`t=$(tty) …`). False once it has `exec`ed, or is gone.
+ * the shim's fork (its argv is the shim's), the wrapper's subshell (`$0` is
+ * WRAPPER_NAME) or a PTY terminal's first words (`t=$(tty) …`). False once
+ * it has `exec`ed, or is gone.
  */
 function beforeExec(pid: number): boolean {
   let argv: string[];
@@ -94,5 +96,22 @@ function beforeExec(pid: number): boolean {
   } catch {
     return false;
   }
+  if (isShimArgv(argv)) return true;
   return argv[1] === "-c" && (argv[3] === WRAPPER_NAME || (argv[2] ?? "").startsWith("t=$(tty)"));
+}
+
+/**
+ * Whether a process's argv (`/proc/PID/cmdline` split at NUL, which leaves an
+ * empty last element) is outlive-shim's: `outlive-shim ID`, argv[0] its name
+ * or a path ending in it. Pure.
+ *
+ * @example
+ * ```ts
+ * import { isShimArgv } from "./command-pid.ts";
+ * console.log(isShimArgv(["outlive-shim", "t-1", ""]), isShimArgv(["/opt/x/outlive-shim", "t-1"]), isShimArgv(["sleep", "9"])); // true true false
+ * ```
+ */
+export function isShimArgv(argv: readonly string[]): boolean {
+  const words = argv.length > 0 && argv[argv.length - 1] === "" ? argv.slice(0, -1) : argv;
+  return words.length === 2 && (words[0] === SHIM_NAME || words[0].endsWith(`/${SHIM_NAME}`)) && words[1] !== "";
 }
