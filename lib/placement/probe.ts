@@ -1,3 +1,4 @@
+import { findShim, shimChoice } from "../spawn/shim-path.ts";
 import { choosePlacement, makePlacements } from "./choose.ts";
 import type { PlacementProbe } from "./placement.ts";
 import type { PlacementName } from "../store/record/record.ts";
@@ -14,12 +15,15 @@ export interface ProbeResult {
   probes: PlacementProbe[];
   /** What `placement: "auto"` would choose in each mode, and why. */
   auto: Record<"daemon" | "standalone", { name: PlacementName; reason: string }>;
+  /** The process each task runs under: outlive-shim where one is found (its path), else the shell wrapper, and why. */
+  shim: { path: string | null; why: string };
 }
 
 /**
  * What this machine offers outlive, as `outlive probe` prints it: for every
  * placement whether it works here and why (not), and what `auto` would
- * choose in daemon and in standalone mode. Changes nothing.
+ * choose in daemon and in standalone mode, and whether tasks run under
+ * outlive-shim or, where none is found, the shell wrapper. Changes nothing.
  *
  * @example
  * ```ts
@@ -36,6 +40,7 @@ export async function probe(options: ProbeOptions = {}): Promise<ProbeResult> {
     choosePlacement(placements, "auto", "standalone"),
   ]);
   return {
+    shim: shimChoice(findShim()),
     probes: daemon.probes,
     auto: {
       daemon: { name: daemon.placement.name, reason: daemon.reason },

@@ -3,7 +3,8 @@ import { join } from "node:path";
 /*
  * The storage's layout: every file and directory outlive keeps under a
  * storage root is named here and nowhere else in lib/. Pure: nothing is read
- * or made. The shell programs (lib/spawn/wrapper.ts, lib/pty/holder.ts,
+ * or made. outlive-shim (shim/, its settings from lib/spawn/shim-settings.ts)
+ * and the shell programs (lib/spawn/wrapper.ts, lib/pty/holder.ts,
  * lib/output/trim-loop.ts) are handed these paths; the few names they derive
  * from them themselves are noted where they are defined.
  *
@@ -27,11 +28,14 @@ import { join } from "node:path";
  *     .record.reserve, .record.reserve-live-1, .record.reserve-live-2
  *                              the per-task reserves an older outlive made (used, then removed, at the end)
  *     io/stdout, io/stderr     the output; `STREAM.dropped` and `trim-failed` beside them (lib/output)
- *     io/exit                  the exit code, written by the wrapper through an inherited descriptor
+ *     io/exit                  the exit code, written by the shim (or wrapper) through an inherited descriptor
  *     io/timed-out             touched by the watchdog at the deadline; `timed-out.reserved` holds its place
- *     io/command-pid           the pid of the user's command itself, written by the wrapper just before its exec
- *     io/host-stopping         made by the wrapper when it got SIGTERM while systemd was stopping the system
- *     pty/in, pty/info         a PTY task's input FIFO and its terminal's `PID TTY` (lib/pty)
+ *     io/command-pid           the pid of the user's command itself, written just before its exec (by the shim's
+ *                              child through `command-pid.tmp` and a rename; by the wrapper's subshell in one echo)
+ *     io/ended                 made (empty) the moment the command ended; its file time dates the end
+ *     io/host-stopping         made when the task got SIGTERM while systemd was stopping the system
+ *     io/attempts              a task under a restart policy: one JSON line per attempt's start and end (the shim)
+ *     pty/in, pty/info         a PTY task's input FIFO and its terminal's `PID TTY` (lib/pty; `info.tmp` while written)
  *
  * A file replaced atomically has a hidden `.NAME.PID.TAG.tmp` beside it while it is written (atomic-write.ts).
  */

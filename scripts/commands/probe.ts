@@ -4,8 +4,8 @@ import { formatTable } from "../cli/table.ts";
 
 export const PROBE_HELP = `usage: outlive probe [--prefix NAME] [--json]
 
-Says, for every placement, whether it works here and why (not), and what auto would choose
-in daemon and in standalone mode.
+Says, for every placement, whether it works here and why (not), what auto would choose
+in daemon and in standalone mode, and whether tasks run under outlive-shim or the shell wrapper.
   --prefix NAME   unit and cgroup name prefix (default outlive)
   --json          print JSON`;
 
@@ -23,5 +23,6 @@ export async function probeCommand(args: string[]): Promise<number> {
   }
   console.log(formatTable([["PLACEMENT", "WORKS", "WHY"], ...here.probes.map((p) => [p.name, p.ok ? "yes" : "no", p.reason])]));
   console.log(`\nauto, daemon mode:     ${here.auto.daemon.reason}\nauto, standalone mode: ${here.auto.standalone.reason}`);
+  console.log(`tasks run under:       ${here.shim.why}`);
   return 0;
 }

@@ -127,6 +127,8 @@ export class SystemdScopePlacement implements Placement {
       ...(capped ? [] : ["--collect"]),
       "--quiet",
       `--unit=${unit}`,
+      // Named for the task in `systemctl status` and the journal, where systemd would show the whole command line.
+      `--description=outlive task ${task.id}`,
       `--slice=${this.prefix}.slice`,
       "-p",
       `RuntimeMaxSec=${Math.max(1, Math.ceil(task.backstopSeconds))}`,
