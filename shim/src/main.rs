@@ -47,6 +47,7 @@ fn main() {
     if args.len() != 2 || args[1].is_empty() {
         fail("usage: outlive-shim TASK-ID, with the task's settings on stdin");
     }
+    named_as_shim(&args);
     let input = settings::read(0).unwrap_or_else(|e| fail(&e));
     let s = settings::parse(&input, args[1].as_bytes()).unwrap_or_else(|e| fail(&e));
     drop(input);
@@ -61,6 +62,28 @@ fn main() {
     }
     sys::lead_group().unwrap_or_else(|e| fail(&format!("could not lead a process group: {}", sys::why(&e))));
     task::Task::new(s, start).run()
+}
+
+/// The name `ps`, `top` and the journal show: `outlive-shim TASK-ID`, never a path a person must read past.
+/// A caller that can set argv[0] starts the shim so; one that cannot (systemd-run, which execs the path it is
+/// given) starts it by its path, and the shim execs itself once more under its name, before it reads a byte of
+/// its settings: the same process, the same descriptors and blocked signals, about a millisecond later. The
+/// binary's real path, not /proc/self/exe, so the kernel's name for the process (`comm`) is `outlive-shim` too.
+/// Where that cannot be done the shim runs on under its path: nothing but the name is lost.
+fn named_as_shim(args: &[OsString]) {
+    const NAME: &[u8] = b"outlive-shim";
+    if args[0].as_bytes() == NAME {
+        return;
+    }
+    let exe = match std::fs::read_link("/proc/self/exe") {
+        Ok(path) => path,
+        Err(_) => return,
+    };
+    let path = sys::cstring(exe.as_os_str().as_bytes());
+    let name = sys::cstring(NAME);
+    let id = sys::cstring(args[1].as_bytes());
+    let argv = [name.as_ptr(), id.as_ptr(), std::ptr::null()];
+    sys::execve(&path, &argv);
 }
 
 /// Into the task's cgroup before anything of the user's runs: a task never runs outside the cgroup it was promised.

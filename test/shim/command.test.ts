@@ -105,11 +105,13 @@ describe.skipIf(!shim.path)("outlive-shim runs the command", () => {
     expect(run.read("stdout")).toBe(`0\n1\n2\n/dev/null\n${join(run.io, "stdout")}\n${join(run.io, "stderr")}\n`);
   });
 
-  it("shows `outlive-shim ID` in ps, with argv[0] as the caller gave it, and leads its session and group", async () => {
+  it("shows `outlive-shim ID` in ps and top, however it was started (by its name, or by its path as systemd-run does), and leads its session and group", async () => {
     for (const argv0 of ["outlive-shim", undefined]) {
       const run = startShim(SHIM, { settings: { command: { argv: ["sleep", "60"] } }, argv0 });
       await waitFor("io/command-pid", () => run.read("command-pid") !== "");
-      expect(readFileSync(`/proc/${run.pid}/cmdline`, "latin1")).toBe(`${argv0 ?? SHIM}\0${run.id}\0`);
+      // Started by its path, it execs itself once more under its name: the same pid, before it reads its settings.
+      expect(readFileSync(`/proc/${run.pid}/cmdline`, "latin1")).toBe(`outlive-shim\0${run.id}\0`);
+      expect(readFileSync(`/proc/${run.pid}/comm`, "latin1")).toBe("outlive-shim\n");
       const stat = procStat(run.pid)!;
       // pgrp and session are the shim's own pid: the supervisor kills -pgid.
       expect([stat[2], stat[3]]).toEqual([String(run.pid), String(run.pid)]);
