@@ -78,10 +78,17 @@ function vitestFailures(j: VitestJson): string[] {
  */
 const VM_TESTS = "test/container/vm-";
 
-async function vitestRun(suite: string, args: string[], junitName: string): Promise<Tally> {
+/**
+ * The suites run a second time with the shell wrapper forced (`OUTLIVE_SHIM=none`), so the fallback for a
+ * machine with no outlive-shim stays true: the core (start, spawn, kill, end, the supervisor), the
+ * placements, the spawner and replay.
+ */
+const WRAPPER_SUITES = ["test/supervisor", "test/spawn", "test/kill", "test/end", "test/placement", "test/spawner", "test/replay", "test/pty"];
+
+async function vitestRun(suite: string, args: string[], junitName: string, env: Record<string, string> = {}): Promise<Tally> {
   const report = join(mkdtempSync(join(tmpdir(), "outlive-vitest-")), "report.json");
   const junit = junitDir ? ["--reporter=junit", `--outputFile.junit=${join(junitDir, junitName)}`] : [];
-  const run = await $`npx vitest run --reporter=default --reporter=json --outputFile.json=${report} ${junit} ${args}`;
+  const run = await $({ env: { ...process.env, ...env } })`npx vitest run --reporter=default --reporter=json --outputFile.json=${report} ${junit} ${args}`;
   if (!existsSync(report)) return { suite, passed: 0, failed: 0, skipped: 0, broken: true };
   const j = JSON.parse(readFileSync(report, "utf8"));
   rmSync(dirname(report), { recursive: true, force: true });
@@ -101,6 +108,8 @@ if (!values["no-node"]) {
   } else {
     tallies.push(await vitestRun("node (vitest)", ["--exclude", `${VM_TESTS}*.test.ts`], "vitest.xml"));
     tallies.push(await vitestRun("node (vitest, vm engine: one file at a time)", ["--no-file-parallelism", VM_TESTS], "vitest-vm.xml"));
+    // The container runs of the placement suite boot machines of their own, whose tasks the variable does not reach.
+    tallies.push(await vitestRun("node (vitest, shell wrapper forced)", [...WRAPPER_SUITES, "--exclude", "test/placement/in-container.test.ts"], "vitest-wrapper.xml", { OUTLIVE_SHIM: "none" }));
   }
 }
 

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { waitUntil } from "../../lib/kill/process-group.ts";
+import { defaultProgram } from "../support/task-program.ts";
 
 // Issue 21: the user's process, not the wrapper; the wrapper never writes into the task's output;
 // a program that cannot run is refused at the door. Each step is the CLI in a process of its own.
@@ -28,8 +29,12 @@ function fresh(): string {
 }
 
 function outlive(storage: string | null, command: string, ...args: string[]) {
+  return outliveWith({}, storage, command, ...args);
+}
+
+function outliveWith(env: Record<string, string>, storage: string | null, command: string, ...args: string[]) {
   const argv = storage === null ? [CLI, command, ...args] : [CLI, command, "--storage", storage, ...args];
-  const r = spawnSync(process.execPath, argv, { encoding: "utf8", timeout: 30_000 });
+  const r = spawnSync(process.execPath, argv, { encoding: "utf8", timeout: 30_000, env: { ...process.env, ...env } });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -207,9 +212,27 @@ describe("the record names the user's command's own pid (commandPid)", () => {
 });
 
 describe("census names outlive's own processes in one short line", () => {
-  it("the wrapper and its warden as such, never their script", () => {
+  it.skipIf(defaultProgram() !== "shim")("the shim as such, never a path or a script", () => {
     const storage = fresh();
-    expect(outlive(storage, "run", "--id", "censused", "--timeout", "600", "--", "sleep", "600").code).toBe(0);
+    expect(outlive(storage, "run", "--id", "shimmed", "--timeout", "600", "--", "sleep", "600").code).toBe(0);
+    const r = record(storage, "shimmed");
+    const census = outlive(null, "census", String(r.pid));
+    expect(census.code).toBe(0);
+    const lines = census.out.split("\n");
+    expect(lines.find((l) => l.includes(`${r.pid}`) && l.includes(" leader "))).toMatch(/ outlive shim of task shimmed$/);
+    expect(lines.find((l) => l.startsWith(String(r.commandPid).padStart(7)))).toMatch(/ sleep 600$/);
+    // One process of outlive's own a task: no warden, no sleep beside the command.
+    expect(lines.filter((l) => / outlive (shim|wrapper|warden|pty holder|pty terminal) of /.test(l))).toHaveLength(1);
+    const json = JSON.parse(outlive(null, "census", String(r.pid), "--json").out);
+    expect(json.leader.outlive).toEqual({ role: "shim", taskId: "shimmed" });
+    expect(json.leader.argv).toEqual(["outlive-shim", "shimmed"]);
+    outlive(storage, "kill", "shimmed");
+  });
+
+  it("the wrapper and its warden as such, never their script (OUTLIVE_SHIM=none)", () => {
+    const storage = fresh();
+    const wrapper = { OUTLIVE_SHIM: "none" };
+    expect(outliveWith(wrapper, storage, "run", "--id", "censused", "--timeout", "600", "--", "sleep", "600").code).toBe(0);
     const r = record(storage, "censused");
     const census = outlive(null, "census", String(r.pid));
     expect(census.code).toBe(0);
@@ -223,6 +246,6 @@ describe("census names outlive's own processes in one short line", () => {
     expect(json.leader.outlive).toEqual({ role: "wrapper", taskId: "censused" });
     expect(json.leader.argv[3]).toBe("outlive-task"); // --json keeps the exact argv
     expect(json.members.filter((m: { outlive?: { role: string } }) => m.outlive?.role === "warden")).toHaveLength(1);
-    outlive(storage, "kill", "censused");
+    outliveWith(wrapper, storage, "kill", "censused");
   });
 });

@@ -4,10 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
-import { CgroupV2Placement, type OutputChunk, readProcStat, Supervisor } from "../../lib/internal.ts";
+import { CgroupV2Placement, type OutputChunk, readProcStat, Supervisor, taskPaths } from "../../lib/internal.ts";
 import { TRIM_SCRIPT } from "../../lib/output/mod.ts";
 import { wrapperArgv } from "../../lib/spawn/wrapper.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
+import { defaultProgram } from "../support/task-program.ts";
 
 const cleanups: Array<() => void> = [];
 afterAll(() => {
@@ -171,8 +172,31 @@ describe("the output bound", () => {
     }
   });
 
-  it("runs beside the task and ends with it, leaving no process in its group, when it exits and when it is killed", async () => {
+  it.skipIf(defaultProgram() !== "shim")("needs no process of its own under the shim: the group is the shim and the command, then empty", async () => {
     const sup = await Supervisor.open({ storage: storage(), log: () => {} });
+    try {
+      const slow = await sup.run({ argv: ["sh", "-c", "while :; do echo tick; sleep 0.01; done"] });
+      await waitFor("its first output", () => statSync(taskPaths(sup.store.root, slow.id).stdout).size > 0);
+      const named = groupMembers(slow.pgid!).map((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0];
+        } catch {
+          return "";
+        }
+      });
+      // The shim, the command, and at most the command's own `sleep 0.01` of the moment: no warden, no nap.
+      expect(named.filter((n) => n === "outlive-shim")).toHaveLength(1);
+      expect(named.filter((n) => n !== "outlive-shim" && n !== "sh" && n !== "sleep" && n !== "")).toEqual([]);
+      await sup.kill(slow.id, { graceMs: 2000 });
+      await waitFor(`the group of ${slow.id} to be empty`, () => groupMembers(slow.pgid!).length === 0, 5000);
+      expect(sup.get(slow.id).state).toBe("killed");
+    } finally {
+      await sup.close();
+    }
+  });
+
+  it("runs beside the task and ends with it under the shell wrapper, leaving no process in its group, when it exits and when it is killed", async () => {
+    const sup = await Supervisor.open({ storage: storage(), shimPath: false, log: () => {} });
     try {
       const quick = await sup.run({ shell: "echo hi" });
       await sup.wait(quick.id);

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { EXPAND_ENVIRONMENT_SINCE, SystemdScopePlacement } from "../../lib/placement/systemd-scope/systemd-scope.ts";
 import { isRunning, Supervisor } from "../../lib/internal.ts";
 import { waitUntil } from "../../lib/kill/process-group.ts";
+import { defaultProgram } from "../support/task-program.ts";
 
 const PREFIX = `sds${process.pid}`;
 const placement = new SystemdScopePlacement({ prefix: PREFIX });
@@ -60,6 +61,7 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
       "--collect",
       "--quiet",
       `--unit=${PREFIX}-task-t-00000000000000aa.scope`,
+      "--description=outlive task t-00000000000000aa",
       `--slice=${PREFIX}.slice`,
       "-p",
       "RuntimeMaxSec=3661",
@@ -71,6 +73,22 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
     // Why the flag is conditional: older systemd-run refuses it outright.
     const r = spawnSyncStatus("systemd-run", ["--expand-environment=no", "--version"]);
     expect(r === 0).toBe(version >= EXPAND_ENVIRONMENT_SINCE);
+  });
+
+  it("names the scope for its task in systemctl and the journal, not by the command line it runs", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-sds-"));
+    storages.push(storage);
+    const sup = await Supervisor.open({ storage, placement: "systemd-scope", mode: "daemon", prefix: PREFIX, log: () => {} });
+    try {
+      const t = await sup.run({ argv: ["sleep", "30"] });
+      expect(systemctl("show", "-p", "Description", t.location.unit!).trim()).toBe(`Description=outlive task ${t.id}`);
+      const first = readFileSync(`/proc/${t.pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+      // Under the shim the task's first process is `outlive-shim ID` (it names itself, though systemd-run started it by its path).
+      if (defaultProgram() === "shim") expect(first).toEqual(["outlive-shim", t.id]);
+      await sup.kill(t.id);
+    } finally {
+      await sup.close();
+    }
   });
 
   it("puts the task's scope in <prefix>.slice", async () => {

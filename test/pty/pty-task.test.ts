@@ -6,6 +6,7 @@ import { Supervisor } from "../../lib/mod.ts";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 import { ptyPaths, readPtyInfo } from "../../lib/pty/mod.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
+import { defaultProgram } from "../support/task-program.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -56,8 +57,8 @@ it("takes input and resizes from the next incarnation; kill hangs the terminal u
     await sup.write("sh", "stty size\n");
     await output(root, "sh", /50 132\r\n/);
     const info = readPtyInfo(ptyPaths(join(root, "tasks", "sh")))!;
-    const holder = readProcStat(info.pid)!.ppid; // script, the master's holder
-    expect(readFileSync(`/proc/${holder}/cmdline`, "utf8").split("\0")[0]).toBe("script");
+    const holder = readProcStat(info.pid)!.ppid; // the master's holder: outlive-shim, or the wrapper's `script`
+    expect(readFileSync(`/proc/${holder}/cmdline`, "utf8").split("\0")[0]).toBe(defaultProgram() === "shim" ? "outlive-shim" : "script");
     const killed = await sup.kill("sh");
     expect(killed.how).toBe("term");
     expect(killed.record.exitCode).toBe(129); // SIGHUP, as when a terminal closes
