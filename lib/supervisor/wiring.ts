@@ -133,7 +133,8 @@ export function wireSupervisor(ctx: WiringContext): SupervisorParts {
     spawner,
     shim: options.shim.path,
     // Each running task's shim is taken to hold an instance (adopted ones too), so the user's own watchers keep the rest.
-    outputWatch: () => (liveTasks(table) < options.inotifyTasks ? "inotify" : "poll"),
+    // Asked once the new task's `starting` record is in the table, so the count includes it: at most inotifyTasks.
+    outputWatch: () => (liveTasks(table) <= options.inotifyTasks ? "inotify" : "poll"),
   });
   const retainer = new Retainer({
     store, table, rule: options.retention, log,
