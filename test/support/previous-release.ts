@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
@@ -55,8 +55,9 @@ function buildEnv(): NodeJS.ProcessEnv {
  * run pays for it once and a machine once per commit. Not under
  * `node_modules/.cache/`: tsc does not resolve a package's imports of its own
  * name (`outlive/harness`) in files below a `node_modules` folder, and the
- * old release's build has such imports. Made in a directory of its own and
- * renamed into place when whole, so a build cut short is never taken for one.
+ * old release's build has such imports. One process builds it at a time (a
+ * lock directory beside it), in a directory of its own renamed into place
+ * when whole, so a build cut short is never taken for one.
  * Returns why not, instead of throwing, where the history is not there (a
  * shallow clone) or the install fails (no npm cache, no registry).
  */
@@ -71,9 +72,40 @@ export async function buildPreviousRelease(log: (line: string) => void = () => {
   const marker = join(cache, ".built");
   const cached = () => existsSync(marker) && readFileSync(marker, "utf8").trim() === commit && existsSync(released(commit, cache).cli);
   if (cached()) return { release: released(commit, cache) };
+  // One build at a time: test files run in processes of their own, and the first to come builds it for all.
+  const lock = `${cache}.lock`;
+  mkdirSync(dirname(cache), { recursive: true });
+  const waitedSince = Date.now();
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    if (cached()) return { release: released(commit, cache) };
+    // A lock older than any build is a build cut short (its process killed): taken over.
+    const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+    if (age > BUILD_WITHIN_MS) rmSync(lock, { recursive: true, force: true });
+    else if (Date.now() - waitedSince > BUILD_WITHIN_MS) return { skip: `another process has been building ${PREVIOUS_RELEASE} for over ${BUILD_WITHIN_MS} ms (${lock})` };
+    else await new Promise((r) => setTimeout(r, 500));
+  }
+  try {
+    return cached() ? { release: released(commit, cache) } : await buildInto(commit, cache, log);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
 
+/** How long one build may take, and another process waits for it. */
+const BUILD_WITHIN_MS = 15 * 60_000;
+
+async function buildInto(commit: string, cache: string, log: (line: string) => void): Promise<PreviousReleaseBuild> {
+  // Under the lock no other build runs: a part left beside the cache is a build cut short.
+  for (const name of readdirSync(dirname(cache))) {
+    if (name.startsWith(`${commit}.part-`)) rmSync(join(dirname(cache), name), { recursive: true, force: true });
+  }
   const part = `${cache}.part-${process.pid}`;
-  rmSync(part, { recursive: true, force: true });
   mkdirSync(part, { recursive: true });
   const started = Date.now();
   try {
@@ -91,16 +123,9 @@ export async function buildPreviousRelease(log: (line: string) => void = () => {
     rmSync(part, { recursive: true, force: true });
     return { skip: `the previous release (${PREVIOUS_RELEASE}) could not be built: ${(error as Error).message}` };
   }
-  // Another test process may have finished the same build meanwhile: either whole build will do.
-  if (!cached()) {
-    rmSync(cache, { recursive: true, force: true });
-    try {
-      renameSync(part, cache);
-    } catch (error) {
-      if (!cached()) throw error;
-    }
-  }
-  rmSync(part, { recursive: true, force: true });
+  // What a build cut short before its rename left in place (nothing, normally) goes first.
+  rmSync(cache, { recursive: true, force: true });
+  renameSync(part, cache);
   log(`built ${PREVIOUS_RELEASE} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return { release: released(commit, cache) };
 }
