@@ -222,3 +222,39 @@ describe.skipIf(t.noCgroup !== null)(`a spawner of ${PREVIOUS_RELEASE} still run
     await t.endStorage(s);
   });
 });
+
+/*
+ * 4. The other way, a rollback: a spawner of this build left running (its
+ * daemon drained for a restart), met by 443e5b2, which does not ask for a
+ * revision. Revision 2 only added optional fields: the spawner takes the old
+ * release's requests (no shim settings) as revision 1 did, and the old
+ * release's task runs under its wrapper with its real exit code.
+ */
+describe.skipIf(t.noCgroup !== null)(`a spawner of this build still running, met by ${PREVIOUS_RELEASE} (cgroup-v2, a rollback)`, () => {
+  it(`takes ${PREVIOUS_RELEASE}'s spawns, which run under its wrapper`, async (ctx) => {
+    const release = t.old(ctx);
+    t.needShim(ctx);
+    const s = t.newStorage("cgroup-v2");
+    const before = await t.startSupervisor(NEW, s);
+    expect((await before.request("run", { spec: runsUntilKilled(s, "new-task") })).state).toBe("running");
+    await before.drain("restart");
+    await armed(s, "new-task");
+    const newSpawner = spawnerOf(s.dir);
+    expect(newSpawner?.argv).toContain(join(NEW.root, "dist/lib/spawner/spawner-main.js"));
+
+    const after = await t.startSupervisor(release, s);
+    expect(after.ready.replay.adopted).toEqual(["new-task"]);
+    expect((await after.request("run", { spec: endsAtOnce("old-task", 5) })).state).toBe("running");
+    // Handed to the spawner that ran: none was started.
+    expect(after.stderr.join("\n")).not.toMatch(/spawner \d+ started in/);
+    expect(spawnerOf(s.dir)?.pid).toBe(newSpawner!.pid);
+    expect(await after.request("wait", { id: "old-task" })).toMatchObject({ state: "exited", exitCode: 5 });
+    expect(readIo(s, "old-task", "stdout")).toBe("under sh\n");
+    const killed = await after.request("kill", { id: "new-task", options: { graceMs: 5000 } });
+    expect(killed).toMatchObject({ how: "term", record: { state: "killed" } });
+    expect(readFileSync(trapFile(s, "new-task"), "utf8")).toBe("cleaned\n");
+    await after.drain("disable");
+    expect(spawnerOf(s.dir)).toBeNull();
+    await t.endStorage(s);
+  }, 180_000);
+});
