@@ -143,6 +143,12 @@ export class ReleaseSupervisor {
     await this.exited;
   }
 
+  /** Closes its stdin: it closes the supervisor (tasks run on) and exits. */
+  async close(): Promise<void> {
+    this.child.stdin!.end();
+    await this.exited;
+  }
+
   /** SIGKILL, as a crash or an OOM kill ends it, and waits until it is gone. */
   async kill9(): Promise<void> {
     this.child.kill("SIGKILL");

@@ -160,10 +160,10 @@ export class TwoReleases {
   /**
    * A daemon's supervisor on `release`'s library. Its spawner, left running by a restart's drain or a crash,
    * lives on 5 minutes instead of the default 1 with no supervisor connected: a loaded machine must not let it
-   * end by itself before the other release meets it. Every test ends it.
+   * end by itself before the other release meets it. Every test ends it. `more`: other options.
    */
-  async startSupervisor(release: Release, s: Storage): Promise<ReleaseSupervisor> {
-    const options = { storage: s.dir, placement: s.placement, prefix: s.prefix, mode: "daemon", control: false, spawnerIdleMs: 300_000 };
+  async startSupervisor(release: Release, s: Storage, more: Record<string, unknown> = {}): Promise<ReleaseSupervisor> {
+    const options = { storage: s.dir, placement: s.placement, prefix: s.prefix, mode: "daemon", control: false, spawnerIdleMs: 300_000, ...more };
     const sup = await ReleaseSupervisor.start(release, options, this.envOf(release));
     this.supervisors.push(sup);
     return sup;
