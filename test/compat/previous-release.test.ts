@@ -33,7 +33,7 @@ describe.each(placements)(`tasks ${PREVIOUS_RELEASE} started (shell wrapper), ta
   it.for(oldEnds)("started by %s", { timeout: 180_000 }, async ([, how], ctx) => {
     const release = t.old(ctx);
     const s = t.newStorage(placement);
-    const specs = [runsUntilKilled(s, "adopted"), endsWhenTold(s, "ends-unwatched", 7), endsAtOnce("ended", 4), timesOut("times-out", 5)];
+    const specs = [runsUntilKilled(s, "adopted"), endsWhenTold(s, "ends-unwatched", 7), endsAtOnce("ended", 4), timesOut("times-out", 8)];
     if (how === "cli") {
       for (const spec of specs) expect((await t.cliOk(release, runArgs(s, spec))).trim()).toBe(spec.id);
     } else {
