@@ -39,7 +39,8 @@ describe.each(placements)(`tasks ${PREVIOUS_RELEASE} started (shell wrapper), ta
     } else {
       const sup = await t.startSupervisor(release, s);
       expect(sup.ready.placement).toBe(placement);
-      for (const spec of specs) expect((await sup.request("run", { spec })).state).toBe("running");
+      // The quick one may have ended by the time run answers.
+      for (const spec of specs) expect(["running", "exited"]).toContain((await sup.request("run", { spec })).state);
       if (how === "drain") await sup.drain("restart");
       else await sup.kill9();
     }
@@ -193,7 +194,7 @@ describe.skipIf(t.noCgroup !== null)(`a spawner of ${PREVIOUS_RELEASE} still run
       expect(after.ready.replay.adopted).toEqual(["old-task"]);
       // Replay did not need a spawner: the old one still runs until this build's first spawn.
       expect(alive(oldSpawner!.pid)).toBe(true);
-      expect((await after.request("run", { spec: endsAtOnce("new-task", 3) })).state).toBe("running");
+      expect(["running", "exited"]).toContain((await after.request("run", { spec: endsAtOnce("new-task", 3) })).state);
       expect(after.stderr.join("\n")).toContain(`spawner ${oldSpawner!.pid} speaks revision 1 of its channel, not 2 (an older release's); ending it and starting another`);
       expect(alive(oldSpawner!.pid)).toBe(false);
       const newSpawner = spawnerOf(s.dir);
@@ -244,7 +245,7 @@ describe.skipIf(t.noCgroup !== null)(`a spawner of this build still running, met
 
     const after = await t.startSupervisor(release, s);
     expect(after.ready.replay.adopted).toEqual(["new-task"]);
-    expect((await after.request("run", { spec: endsAtOnce("old-task", 5) })).state).toBe("running");
+    expect(["running", "exited"]).toContain((await after.request("run", { spec: endsAtOnce("old-task", 5) })).state);
     // Handed to the spawner that ran: none was started.
     expect(after.stderr.join("\n")).not.toMatch(/spawner \d+ started in/);
     expect(spawnerOf(s.dir)?.pid).toBe(newSpawner!.pid);
