@@ -85,10 +85,22 @@ const VM_TESTS = "test/container/vm-";
  */
 const WRAPPER_SUITES = ["test/supervisor", "test/spawn", "test/kill", "test/end", "test/placement", "test/spawner", "test/replay", "test/pty"];
 
-async function vitestRun(suite: string, args: string[], junitName: string, env: Record<string, string> = {}): Promise<Tally> {
+/**
+ * The suites run again under each Node release named in `OUTLIVE_TEST_NODES` (paths joined by `:`; `.ci/run`
+ * installs Node 22 and 24 there with scripts/node-releases.ts): the library, the CLI, the wire and MCP, and
+ * the package as a user imports it. The rest (placements, replay, containers) is the same code on the same
+ * kernel, and three whole runs would not fit CI's budget.
+ */
+const OTHER_NODE_SUITES = ["test/supervisor", "test/start", "test/cli", "test/rpc", "test/control", "test/mcp", "test/package/exports.test.ts", "test/package/bundle.test.ts"];
+
+async function vitestRun(suite: string, args: string[], junitName: string, env: Record<string, string> = {}, node: string | null = null): Promise<Tally> {
   const report = join(mkdtempSync(join(tmpdir(), "outlive-vitest-")), "report.json");
   const junit = junitDir ? ["--reporter=junit", `--outputFile.junit=${join(junitDir, junitName)}`] : [];
-  const run = await $({ env: { ...process.env, ...env } })`npx vitest run --reporter=default --reporter=json --outputFile.json=${report} ${junit} ${args}`;
+  // Under another Node, that Node runs vitest and is first on the PATH, so every process a test starts with
+  // process.execPath (the CLI, a module, a serve) is that release too.
+  const vitest = node === null ? ["npx", "vitest"] : [node, join(root, "node_modules/vitest/vitest.mjs")];
+  const path = node === null ? {} : { PATH: `${dirname(node)}:${process.env.PATH ?? ""}` };
+  const run = await $({ env: { ...process.env, ...env, ...path } })`${vitest} run --reporter=default --reporter=json --outputFile.json=${report} ${junit} ${args}`;
   if (!existsSync(report)) return { suite, passed: 0, failed: 0, skipped: 0, broken: true };
   const j = JSON.parse(readFileSync(report, "utf8"));
   rmSync(dirname(report), { recursive: true, force: true });
@@ -110,6 +122,10 @@ if (!values["no-node"]) {
     tallies.push(await vitestRun("node (vitest, vm engine: one file at a time)", ["--no-file-parallelism", VM_TESTS], "vitest-vm.xml"));
     // The container runs of the placement suite boot machines of their own, whose tasks the variable does not reach.
     tallies.push(await vitestRun("node (vitest, shell wrapper forced)", [...WRAPPER_SUITES, "--exclude", "test/placement/in-container.test.ts"], "vitest-wrapper.xml", { OUTLIVE_SHIM: "none" }));
+    for (const node of (process.env.OUTLIVE_TEST_NODES ?? "").split(":").filter(Boolean)) {
+      const version = (await $`${node} -p process.version`).stdout.trim();
+      tallies.push(await vitestRun(`node ${version} (vitest)`, OTHER_NODE_SUITES, `vitest-${version}.xml`, {}, node));
+    }
   }
 }
 

@@ -52,7 +52,8 @@ describe("the CI recipes validate", () => {
     const r = gitlabCiLocal(gitlab);
     expect(r.stdout + r.stderr).toContain("json schema validated");
     expect(r.stdout + r.stderr).not.toContain("WARN");
-    expect(r.stdout).toMatch(/^test\s+test\s+on_success/m);
+    // One job for each Node release outlive is tested on.
+    for (const node of ["20", "22", "24"]) expect(r.stdout).toMatch(new RegExp(`^test: \\[${node}\\]\\s+test\\s+on_success`, "m"));
     expect(r.status).toBe(0);
   }, 150_000);
 
