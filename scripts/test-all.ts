@@ -89,9 +89,10 @@ const WRAPPER_SUITES = ["test/supervisor", "test/spawn", "test/kill", "test/end"
  * The suites run again under each Node release named in `OUTLIVE_TEST_NODES` (paths joined by `:`; `.ci/run`
  * installs Node 22 and 24 there with scripts/node-releases.ts): the library, the CLI, the wire and MCP, and
  * the package as a user imports it. The rest (placements, replay, containers) is the same code on the same
- * kernel, and three whole runs would not fit CI's budget.
+ * kernel, and three whole runs would not fit CI's budget. The folders end in `/`: vitest's filters match any
+ * path that contains them, and `test/cli` would take `test/clients` too.
  */
-const OTHER_NODE_SUITES = ["test/supervisor", "test/start", "test/cli", "test/rpc", "test/control", "test/mcp", "test/package/exports.test.ts", "test/package/bundle.test.ts"];
+const OTHER_NODE_SUITES = ["test/supervisor/", "test/start/", "test/cli/", "test/rpc/", "test/control/", "test/mcp/", "test/package/exports.test.ts", "test/package/bundle.test.ts"];
 
 async function vitestRun(suite: string, args: string[], junitName: string, env: Record<string, string> = {}, node: string | null = null): Promise<Tally> {
   const report = join(mkdtempSync(join(tmpdir(), "outlive-vitest-")), "report.json");
