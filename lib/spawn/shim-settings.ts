@@ -25,7 +25,8 @@ import type { PtySize } from "../pty/size.ts";
  *   runs `SHELL -c -- SCRIPT`.
  * - The end: `io/ended` (made create-exclusive; its time dates the end),
  *   `io/host-stopping` when a TERM came from outside while `systemctl
- *   is-system-running` said `stopping` (asked only then, bounded at 3 s), a
+ *   is-system-running` said `stopping` (asked only then, the moment the TERM
+ *   came, and heard until 4 s after it: under a scope's 5 s stop timeout), a
  *   last look at the output bound, then the code in fd 3 as `printf
  *   '%-3s\n'` writes it (128 + N for signal N), and exit with it.
  * - A TERM from outside is only noted (the command got it too); HUP, INT

@@ -2,9 +2,12 @@
 //! outside (a task's ordinary end costs nothing): a clean shutdown or
 //! reboot that ended the task is what its end must say afterwards
 //! (`io/host-stopping`). `systemctl is-system-running` prints `stopping`
-//! then. Bounded at 3 s, under a scope's default 5 s between TERM and KILL
-//! (at a shutdown on a slow machine the answer took over a second); the
-//! only fork the shim makes besides the command.
+//! then. It is asked the moment that TERM comes, while the command ends, and
+//! its answer is waited for at most until 4 s after the TERM: under a
+//! scope's default 5 s between TERM and KILL, with a second left to write the
+//! end. On a slow machine at a shutdown (a TCG guest on a loaded host) the
+//! answer took over 3 s; asked only once the command had ended, it came too
+//! late. The only fork the shim makes besides the command.
 
 use crate::clock;
 use crate::settings::Command;
@@ -13,14 +16,63 @@ use crate::spawn::{self, Program};
 use crate::sys;
 use std::time::Duration;
 
-const ASK_WITHIN: Duration = Duration::from_secs(3);
+const ASK_WITHIN: Duration = Duration::from_secs(4);
 
-pub fn is_stopping() -> bool {
+/// A `systemctl is-system-running` under way: its pid, the pipe it answers on, and until when it may take.
+pub struct Asking {
+    pid: libc::pid_t,
+    answer: sys::Fd,
+    until: Duration,
+    /// The main loop reaped it (it reaps every child): its pid may be anyone's now, and is never signalled.
+    reaped: bool,
+}
+
+impl Asking {
+    pub fn pid(&self) -> libc::pid_t {
+        self.pid
+    }
+
+    pub fn reaped(&mut self) {
+        self.reaped = true;
+    }
+
+    /// Its answer, waited for until its time is up; whatever it has not said by then is taken for no.
+    pub fn stopping(mut self) -> bool {
+        let mut said = Vec::new();
+        loop {
+            let left = self.until.saturating_sub(clock::now());
+            let mut p = [libc::pollfd { fd: self.answer.raw(), events: libc::POLLIN, revents: 0 }];
+            if left.is_zero() || !matches!(sys::poll(&mut p, left.as_millis().max(1) as libc::c_int), Ok(1)) {
+                break;
+            }
+            let mut buf = [0u8; 64];
+            match sys::read(self.answer.raw(), &mut buf) {
+                Ok(n) if n > 0 && said.len() < 256 => said.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+        self.finish();
+        said.strip_suffix(b"\n").unwrap_or(&said) == b"stopping"
+    }
+
+    /// Ended or not, it is reaped here, unless the main loop already did.
+    fn finish(&mut self) {
+        if !self.reaped {
+            let _ = sys::kill(self.pid, libc::SIGKILL);
+            sys::reap(self.pid);
+            self.reaped = true;
+        }
+    }
+}
+
+/// Starts asking, now; None where it cannot be started (the answer is then no).
+pub fn ask() -> Option<Asking> {
+    let until = clock::now() + ASK_WITHIN;
     let program = Program::new(&Command::Argv(vec![b"systemctl".to_vec(), b"is-system-running".to_vec()]));
     let argv = program.pointers();
     let (answer, out) = match sys::pipe() {
         Ok(p) => p,
-        Err(_) => return false,
+        Err(_) => return None,
     };
     let null = sys::open(&sys::cstring(b"/dev/null"), libc::O_WRONLY, 0);
     let pid = match sys::fork() {
@@ -34,25 +86,8 @@ pub fn is_stopping() -> bool {
             spawn::exec(&program, &argv)
         }
         Ok(pid) => pid,
-        Err(_) => return false,
+        Err(_) => return None,
     };
     drop(out);
-    let mut said = Vec::new();
-    let until = clock::now() + ASK_WITHIN;
-    loop {
-        let left = until.saturating_sub(clock::now());
-        let mut p = [libc::pollfd { fd: answer.raw(), events: libc::POLLIN, revents: 0 }];
-        if left.is_zero() || !matches!(sys::poll(&mut p, left.as_millis().max(1) as libc::c_int), Ok(1)) {
-            break;
-        }
-        let mut buf = [0u8; 64];
-        match sys::read(answer.raw(), &mut buf) {
-            Ok(n) if n > 0 && said.len() < 256 => said.extend_from_slice(&buf[..n]),
-            _ => break,
-        }
-    }
-    // Ended or not, it is reaped here, not left to the main loop's reaping.
-    let _ = sys::kill(pid, libc::SIGKILL);
-    sys::reap(pid);
-    said.strip_suffix(b"\n").unwrap_or(&said) == b"stopping"
+    Some(Asking { pid, answer, until, reaped: false })
 }

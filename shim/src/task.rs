@@ -53,6 +53,8 @@ pub struct Task {
     restart_timer: Option<Timer>,
     phase: Phase,
     term_from_outside: bool,
+    /// Whether the host is stopping, asked the moment a TERM came from outside (host.rs).
+    asking: Option<host::Asking>,
     last_code: Option<i32>,
 }
 
@@ -91,6 +93,7 @@ impl Task {
             restart_timer,
             phase: Phase::Waiting,
             term_from_outside: false,
+            asking: None,
             last_code: None,
         }
     }
@@ -184,6 +187,12 @@ impl Task {
     /// Reaps every child that ended (the command's own are the only ones it has).
     fn reap(&mut self) {
         while let Some((pid, status)) = sys::reap_any() {
+            if let Some(a) = self.asking.as_mut() {
+                if a.pid() == pid {
+                    a.reaped();
+                    continue;
+                }
+            }
             if let Phase::Running { pid: running, .. } = self.phase {
                 if pid == running {
                     self.command_ended(marker::code_of(status));
@@ -213,6 +222,9 @@ impl Task {
     fn on_term(&mut self, own: bool) {
         if !own {
             self.term_from_outside = true;
+            if self.asking.is_none() {
+                self.asking = host::ask();
+            }
             self.stop_policy();
         }
         self.hang_up();
@@ -245,7 +257,7 @@ impl Task {
     fn finish(&mut self, code: i32) {
         self.phase = Phase::Ended;
         marker::make(&self.io, "ended");
-        if self.term_from_outside && host::is_stopping() {
+        if self.asking.take().map_or(false, |a| a.stopping()) {
             marker::make(&self.io, "host-stopping");
         }
         if let Some(t) = self.terminal.as_mut() {
