@@ -26,7 +26,9 @@ import type { PtySize } from "../pty/size.ts";
  * - The end: `io/ended` (made create-exclusive; its time dates the end),
  *   `io/host-stopping` when a TERM came from outside while `systemctl
  *   is-system-running` said `stopping` (asked only then, the moment the TERM
- *   came, and heard until 4 s after it: under a scope's 5 s stop timeout), a
+ *   came, and heard until 4 s after it: under a scope's 5 s stop timeout;
+ *   asked first of the system bus, `system_bus`, by a fork of the shim
+ *   with no exec, and of systemctl where that fails), a
  *   last look at the output bound, then the code in fd 3 as `printf
  *   '%-3s\n'` writes it (128 + N for signal N), and exit with it.
  * - A TERM from outside is only noted (the command got it too); HUP, INT
@@ -75,6 +77,12 @@ export interface ShimSettings {
   pty?: ({ dir: string } & PtySize) | null;
   /** Run the command again after it ends. */
   restart?: { when: "on-failure" | "always"; max: number; delayMs: number; delayMaxMs: number } | null;
+  /**
+   * The system bus's socket, asked whether the host is stopping before
+   * systemctl is (a fork of the shim asks it, no exec): absent for
+   * `/run/dbus/system_bus_socket`, null for none (systemctl alone).
+   */
+  systemBus?: string | null;
 }
 
 /**
@@ -112,6 +120,7 @@ export function encodeShimSettings(s: ShimSettings): Buffer {
       ["restart_delay_max_ms", String(s.restart.delayMaxMs)],
     );
   }
+  if (s.systemBus !== undefined) fields.push(["system_bus", s.systemBus ?? ""]);
   fields.push(["end", ""]);
   const bad = fields.find(([, v]) => v.includes("\0"));
   if (bad) throw new Error(`The shim's setting \`${bad[0]}\` cannot hold a NUL byte`);

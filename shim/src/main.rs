@@ -13,6 +13,7 @@
 
 mod bound;
 mod clock;
+mod dbus;
 mod deadline;
 mod events;
 mod host;

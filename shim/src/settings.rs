@@ -65,6 +65,8 @@ pub struct Settings {
     pub command: Command,
     pub pty: Option<Pty>,
     pub restart: Option<Restart>,
+    /// The system bus's socket, asked whether the host is stopping (host.rs); None: systemctl alone is asked.
+    pub system_bus: Option<Vec<u8>>,
 }
 
 /// Reads fd 0 to its end: at most MAX_BYTES, within READ_WITHIN.
@@ -98,11 +100,12 @@ pub fn shown(v: &[u8]) -> String {
     format!("\"{}\"", s)
 }
 
-const SINGLE: [&str; 17] = [
+const SINGLE: [&str; 18] = [
     "id", "io", "enter", "deadline_ms", "grace_ms", "max_output", "watch", "command_pid", "mode", "shell", "script",
-    "pty_dir", "cols", "rows", "restart", "restart_max", "restart_delay_ms",
+    "pty_dir", "cols", "rows", "restart", "restart_max", "restart_delay_ms", "system_bus",
 ];
 const LAST_SINGLE: &str = "restart_delay_max_ms";
+const DEFAULT_SYSTEM_BUS: &[u8] = b"/run/dbus/system_bus_socket";
 
 struct Fields<'a> {
     single: Vec<(&'static str, &'a [u8])>,
@@ -236,7 +239,13 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
         return Err("command_pid: must be 0 for a PTY task (pty/info names its command)".to_string());
     }
     let restart = restart(&f)?;
-    Ok(Settings { io, enter, deadline_ms, grace_ms, max_output, watch, command_pid, command, pty, restart })
+    // Absent: the system bus where systemd's is; empty: none (systemctl alone); else a socket's absolute path.
+    let system_bus = match f.get("system_bus") {
+        None => Some(DEFAULT_SYSTEM_BUS.to_vec()),
+        Some(b"") => None,
+        Some(v) => Some(absolute("system_bus", v)?),
+    };
+    Ok(Settings { io, enter, deadline_ms, grace_ms, max_output, watch, command_pid, command, pty, restart, system_bus })
 }
 
 fn command(f: &Fields) -> Result<Command, String> {

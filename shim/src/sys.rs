@@ -168,6 +168,22 @@ pub fn pipe() -> io::Result<(Fd, Fd)> {
     Ok((Fd(fds[0]), Fd(fds[1])))
 }
 
+/// A connected, non-blocking unix stream socket to `path` (close-on-exec).
+pub fn connect_unix(path: &[u8]) -> io::Result<Fd> {
+    let fd = Fd(check(unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, 0) })?);
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    if path.len() >= addr.sun_path.len() {
+        return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+    }
+    for (i, b) in path.iter().enumerate() {
+        addr.sun_path[i] = *b as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + path.len() + 1;
+    check(unsafe { libc::connect(fd.raw(), &addr as *const libc::sockaddr_un as *const libc::sockaddr, len as libc::socklen_t) })?;
+    Ok(fd)
+}
+
 pub fn poll(fds: &mut [libc::pollfd], timeout_ms: libc::c_int) -> io::Result<usize> {
     retry(|| unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) }).map(|n| n as usize)
 }

@@ -55,6 +55,8 @@ pub struct Task {
     term_from_outside: bool,
     /// Whether the host is stopping, asked the moment a TERM came from outside (host.rs).
     asking: Option<host::Asking>,
+    /// Where the system bus is asked that (settings' `system_bus`).
+    system_bus: Option<Vec<u8>>,
     last_code: Option<i32>,
 }
 
@@ -94,6 +96,7 @@ impl Task {
             phase: Phase::Waiting,
             term_from_outside: false,
             asking: None,
+            system_bus: s.system_bus.clone(),
             last_code: None,
         }
     }
@@ -223,7 +226,7 @@ impl Task {
         if !own {
             self.term_from_outside = true;
             if self.asking.is_none() {
-                self.asking = host::ask();
+                self.asking = host::ask(self.system_bus.as_deref());
             }
             self.stop_policy();
         }

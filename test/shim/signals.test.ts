@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { groupHasAnyMember } from "../support/group.ts";
 import { cleanupShims, codeOf, running, shimUnderTest, startShim, waitForChild, waitForText } from "../support/shim-task.ts";
 import { waitFor } from "../support/wait.ts";
+import { fakeSystemBus } from "../support/fake-system-bus.ts";
 
 // The deadline, the kill ladder's group TERM and the other signals a task's group may be sent.
 const shim = shimUnderTest();
@@ -76,12 +77,13 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
         chmodSync(join(bin, dir, "systemctl"), 0o755);
         return { ...process.env, PATH: `${join(bin, dir)}:${process.env.PATH}` };
       };
-      const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP } }, env: fake("stopping", "echo stopping") });
-      const silent = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP } }, env: fake("silent", "exec sleep 60") });
+      // No system bus (systemBus: null), so systemctl alone is asked, whatever bus this machine has.
+      const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null }, env: fake("stopping", "echo stopping") });
+      const silent = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null }, env: fake("silent", "exec sleep 60") });
       // A machine slow at its shutdown: the answer takes 3.2 s, and the command 1 s to end after its TERM. Asked
       // only once the command had ended, and given 3 s then, the answer came too late (a TCG guest in CI).
       const slow = startShim(SHIM, {
-        settings: { command: { argv: ["bash", "-c", "trap 'sleep 1; exit 143' TERM; sleep 60 & wait"] } },
+        settings: { command: { argv: ["bash", "-c", "trap 'sleep 1; exit 143' TERM; sleep 60 & wait"] }, systemBus: null },
         env: fake("slow", "sleep 3.2; echo stopping"),
       });
       await waitForChild(stopping, "sleep");
@@ -101,6 +103,33 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
       expect(waited).toBeGreaterThanOrEqual(3900);
       expect(waited).toBeLessThan(15_000);
     } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it("asks the system bus itself first (no exec): a bus that says stopping makes io/host-stopping though systemctl would say running, and one that says running does not", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "outlive-shim-bin-"));
+    const stoppingBus = await fakeSystemBus("stopping");
+    const runningBus = await fakeSystemBus("running");
+    try {
+      writeFileSync(join(bin, "systemctl"), "#!/bin/sh\necho running\n");
+      chmodSync(join(bin, "systemctl"), 0o755);
+      const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+      const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: stoppingBus.path }, env });
+      const running = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: runningBus.path }, env });
+      await waitForChild(stopping, "sleep");
+      await waitForChild(running, "sleep");
+      process.kill(-stopping.pid, "SIGTERM");
+      process.kill(-running.pid, "SIGTERM");
+      expect(await codeOf(stopping)).toBe(143);
+      expect(await codeOf(running)).toBe(143);
+      expect(stopping.has("host-stopping")).toBe(true);
+      expect(running.has("host-stopping")).toBe(false);
+      expect(stoppingBus.asked).toEqual(["Hello", "Get"]);
+      expect(runningBus.asked).toEqual(["Hello", "Get"]);
+    } finally {
+      await stoppingBus.close();
+      await runningBus.close();
       rmSync(bin, { recursive: true, force: true });
     }
   });
