@@ -21,12 +21,14 @@
  * step failed.
  *
  * Run: npm run build:exe [-- --refresh-node] (tsc and the shim's build first).
+ * `--out DIR` builds elsewhere than dist/exe/; `--no-code-cache` leaves the
+ * code cache out, to measure what it buys (bench/RESULTS.md, exe).
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
 import { projectRoot } from "../harness/shared/project-root.ts";
@@ -37,10 +39,13 @@ import { nodeInside } from "./exe/node-inside.ts";
 /** The sentinel Node's SEA support looks for, flipped by postject when a blob is injected. */
 const SEA_FUSE = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
 
-const { values } = parseArgs({ args: process.argv.slice(2), options: { "refresh-node": { type: "boolean" } } });
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: { "refresh-node": { type: "boolean" }, "no-code-cache": { type: "boolean" }, out: { type: "string" } },
+});
 const started = Date.now();
 const root = projectRoot();
-const outDir = join(root, "dist", "exe");
+const outDir = values.out ? resolve(values.out) : join(root, "dist", "exe");
 const exe = join(outDir, "outlive");
 const archive = join(outDir, "outlive-linux-x64.tar.gz");
 const shown = (p: string) => relative(process.cwd(), p) || p;
@@ -104,7 +109,7 @@ try {
     output: blob,
     disableExperimentalSEAWarning: true,
     useSnapshot: false,
-    useCodeCache: true,
+    useCodeCache: !values["no-code-cache"],
     execArgvExtension: "none",
     assets: {
       [EXECUTABLE_ASSETS.version]: join(work, "version"),
