@@ -5,6 +5,7 @@
  * (lib/spawner/spawner-command-line.ts), which has no file of its own to run
  * beside a binary. No top-level await: a CommonJS bundle cannot hold one.
  */
+import { keepNodeSettingsOut } from "./node-settings.ts";
 import { SPAWNER_MODE } from "../../lib/spawner/spawner-command-line.ts";
 import { COMMANDS } from "../cli/command-table.ts";
 import { main } from "../cli/main.ts";
@@ -15,6 +16,7 @@ async function scenarioElsewhere(): Promise<number> {
   throw new UsageError("not in the single executable: scenarios run from the npm package (npm i -D outlive, then npx outlive scenario …), on a machine with Node");
 }
 
+keepNodeSettingsOut();
 const args = process.argv.slice(2);
 if (args[0] === SPAWNER_MODE) {
   void import("../../lib/spawner/spawner-program.ts").then(({ runSpawner }) => runSpawner(args.slice(1)));

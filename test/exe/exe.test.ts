@@ -112,7 +112,7 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
   }, 900_000);
   afterAll(() => tmp?.remove());
 
-  it("cannot run node in the namespace, where the executable says its version, prints the schema and its help", (ctx) => {
+  it("cannot run node in the namespace, where the executable says its version, prints the schema and its help, obeying no NODE_* of the user's", (ctx) => {
     ready(ctx);
     expect(nodeBinaries().length).toBeGreaterThan(0);
     const node = masked("/bin/sh", ["-c", "node -e 0"]);
@@ -124,6 +124,15 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
     const help = masked(BUILT, ["--help"]);
     expect(help.out).toContain("usage: outlive COMMAND");
     expect(help.out).toMatch(/\n {2}schema {4}/);
+    // The user's Node settings are theirs: the executable obeys none of them, and its tasks still get them.
+    const settings = { ...process.env, NODE_OPTIONS: "--require /nonexistent", NODE_DEBUG: "net,child_process,module", NODE_PATH: "/nonexistent" };
+    expect(masked(BUILT, ["--version"], settings)).toEqual({ code: 0, out: `outlive ${VERSION}\n`, err: "" });
+    const storage = join(tmp.dir, "settings");
+    const run = masked(BUILT, ["run", "--storage", storage, "--id", "env", "--", "sh", "-c", "env | grep -E '^(NODE_|OUTLIVE_EXE)' | sort"], settings);
+    expect(run, run.err).toEqual({ code: 0, out: "env\n", err: "" });
+    expect(masked(BUILT, ["wait", "--storage", storage, "env"], settings).err).toBe("");
+    const seen = masked(BUILT, ["logs", "--storage", storage, "env"]).out.split("\n").filter((l) => /^NODE_(OPTIONS|DEBUG|PATH)=/.test(l));
+    expect(seen).toEqual(["NODE_DEBUG=net,child_process,module", "NODE_OPTIONS=--require /nonexistent", "NODE_PATH=/nonexistent"]);
     const scenario = masked(BUILT, ["scenario", "list"]);
     expect(scenario.code).toBe(2);
     expect(scenario.err).toContain("outlive scenario: not in the single executable: scenarios run from the npm package");
@@ -207,6 +216,8 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
       if (placement.mount) removeCgroups(placement.mount);
     }
     expect(server.stderr).not.toContain("/nonexistent");
+    // NODE_DEBUG=net would have printed NET lines into serve's log.
+    expect(server.stderr).not.toMatch(/^NET \d+/m);
   }, 60_000);
 
   it("serve --stdio: a second server serves through the first, and takes the storage over when the first is SIGKILLed", async (ctx) => {
