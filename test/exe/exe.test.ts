@@ -155,7 +155,7 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
     expect(masked(BUILT, ["logs", "--storage", storage, "pty"]).out).toMatch(/^\/dev\/pts\/\d+/);
   });
 
-  it("a lone executable, nothing beside it, runs its tasks under the shim it carries, written once to the user's cache", (ctx) => {
+  it("a lone executable, nothing beside it, runs its tasks under the shim it carries, written once to the user's cache; the release archive's has it beside", (ctx) => {
     ready(ctx);
     const lone = join(tmp.dir, "lone");
     mkdirSync(lone);
@@ -176,8 +176,13 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
     expect(readlinkSync(`/proc/${record.pid}/exe`)).toBe(shim.path);
     expect(statSync(shim.path).mode & 0o777).toBe(0o755);
     expect(masked(exe, ["wait", "--storage", storage, "shimmed"], env).code).toBe(4);
-    // Beside dist/exe/outlive, as the release archive unpacks, the shim beside it is taken.
-    expect(JSON.parse(masked(BUILT, ["probe", "--json"]).out).shim.why).toContain(`${join(ROOT, "dist", "exe", "outlive-shim")}, from beside the executable`);
+    // The release archive holds the executable and the shim; unpacked, the shim beside it is taken.
+    const archive = join(ROOT, "dist", "exe", "outlive-linux-x64.tar.gz");
+    expect(spawnSync("tar", ["-tzf", archive], { encoding: "utf8" }).stdout.split("\n").filter(Boolean).sort()).toEqual(["outlive", "outlive-shim"]);
+    const unpacked = join(tmp.dir, "unpacked");
+    mkdirSync(unpacked);
+    expect(spawnSync("tar", ["-xzf", archive, "-C", unpacked]).status).toBe(0);
+    expect(JSON.parse(masked(join(unpacked, "outlive"), ["probe", "--json"], env).out).shim.why).toContain(`${join(unpacked, "outlive-shim")}, from beside the executable`);
   });
 
   it("daemon mode: the spawner is the executable in its spawner mode, recognised as such; NODE_OPTIONS reaches neither", async (ctx) => {
