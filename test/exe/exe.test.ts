@@ -195,7 +195,7 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
     }
     const storage = join(tmp.dir, "daemon");
     const env = { ...process.env, NODE_OPTIONS: "--require /nonexistent", NODE_DEBUG: "net" };
-    const server = new ServeChild(["--storage", storage, "--mode", "daemon", "--prefix", PREFIX], env, maskedArgv([BUILT]));
+    const server = new ServeChild(["--storage", storage, "--mode", "daemon", "--placement", "cgroup-v2", "--prefix", PREFIX], env, maskedArgv([BUILT]));
     let spawnerPid: number | null = null;
     try {
       expect(await server.initialize()).toMatchObject({ role: "holder" });
