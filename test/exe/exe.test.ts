@@ -84,8 +84,11 @@ interface Ran {
   err: string;
 }
 
+/** This environment without OUTLIVE_SHIM: the executable must find its own shim (beside it, or inside). */
+const ENV: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "OUTLIVE_SHIM"));
+
 /** `exe ARGS…` with node masked out; waits for its end. */
-function masked(exe: string, args: string[], env: NodeJS.ProcessEnv = process.env): Ran {
+function masked(exe: string, args: string[], env: NodeJS.ProcessEnv = ENV): Ran {
   const [program, ...rest] = maskedArgv([exe, ...args]);
   const r = spawnSync(program, rest, { encoding: "utf8", timeout: 60_000, env });
   return { code: r.status, out: r.stdout, err: r.stderr };
@@ -125,7 +128,7 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
     expect(help.out).toContain("usage: outlive COMMAND");
     expect(help.out).toMatch(/\n {2}schema {4}/);
     // The user's Node settings are theirs: the executable obeys none of them, and its tasks still get them.
-    const settings = { ...process.env, NODE_OPTIONS: "--require /nonexistent", NODE_DEBUG: "net,child_process,module", NODE_PATH: "/nonexistent" };
+    const settings = { ...ENV, NODE_OPTIONS: "--require /nonexistent", NODE_DEBUG: "net,child_process,module", NODE_PATH: "/nonexistent" };
     expect(masked(BUILT, ["--version"], settings)).toEqual({ code: 0, out: `outlive ${VERSION}\n`, err: "" });
     const storage = join(tmp.dir, "settings");
     const run = masked(BUILT, ["run", "--storage", storage, "--id", "env", "--", "sh", "-c", "env | grep -E '^(NODE_|OUTLIVE_EXE)' | sort"], settings);
@@ -162,7 +165,7 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
     const exe = join(lone, "outlive");
     copyFileSync(BUILT, exe);
     const cache = join(tmp.dir, "cache");
-    const env = { ...process.env, XDG_CACHE_HOME: cache };
+    const env = { ...ENV, XDG_CACHE_HOME: cache };
     const probe = masked(exe, ["probe", "--json"], env);
     const shim = JSON.parse(probe.out).shim as { path: string; why: string };
     expect(shim.path).toMatch(new RegExp(`^${cache}/outlive/shim/[0-9a-f]{64}/outlive-shim$`));
@@ -194,7 +197,7 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
       return ctx.skip();
     }
     const storage = join(tmp.dir, "daemon");
-    const env = { ...process.env, NODE_OPTIONS: "--require /nonexistent", NODE_DEBUG: "net" };
+    const env = { ...ENV, NODE_OPTIONS: "--require /nonexistent", NODE_DEBUG: "net" };
     const server = new ServeChild(["--storage", storage, "--mode", "daemon", "--placement", "cgroup-v2", "--prefix", PREFIX], env, maskedArgv([BUILT]));
     let spawnerPid: number | null = null;
     try {
@@ -229,11 +232,11 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
     ready(ctx);
     const storage = join(tmp.dir, "takeover");
     const args = ["--stdio", "--storage", storage, "--mode", "standalone"];
-    const first = new ServeChild(args, process.env, maskedArgv([BUILT]));
+    const first = new ServeChild(args, ENV, maskedArgv([BUILT]));
     let second: ServeChild | null = null;
     try {
       expect((await first.initialize()).role).toBe("holder");
-      second = new ServeChild(args, process.env, maskedArgv([BUILT]));
+      second = new ServeChild(args, ENV, maskedArgv([BUILT]));
       expect((await second.initialize()).role).toBe("client");
       await second.request("completions/subscribe", {});
       const task = await second.request<{ id: string }>("run", { shell: "sleep 1; exit 7" });
@@ -273,7 +276,7 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
     if (python.status !== 0) return ctx.skip();
     const storage = join(tmp.dir, "python");
     const demo = join(ROOT, "examples", "clients", "python", "demo.py");
-    const run = await runDemo(maskedArgv(["python3", "-s", "-E", "-B", demo, "--storage", storage, "--mode", "standalone", "--", BUILT]));
+    const run = await runDemo(maskedArgv(["python3", "-s", "-E", "-B", demo, "--storage", storage, "--mode", "standalone", "--", BUILT]), ENV);
     expectPromisesHeld(run, storage);
   }, 120_000);
 });
@@ -294,7 +297,7 @@ describe.skipIf(rustMissing !== null)("the Rust client against the single execut
   it("completions once across a SIGKILL, the ack holds", async (ctx) => {
     ready(ctx);
     const storage = join(tmp.dir, "storage");
-    const run = await runDemo(maskedArgv([demo, "--storage", storage, "--mode", "standalone", "--", BUILT]));
+    const run = await runDemo(maskedArgv([demo, "--storage", storage, "--mode", "standalone", "--", BUILT]), ENV);
     expectPromisesHeld(run, storage);
   }, 120_000);
 });
