@@ -40,7 +40,7 @@ export async function probe(options: ProbeOptions = {}): Promise<ProbeResult> {
     choosePlacement(placements, "auto", "standalone"),
   ]);
   return {
-    shim: shimChoice(findShim()),
+    shim: shimChoice(findShim({ write: false })),
     probes: daemon.probes,
     auto: {
       daemon: { name: daemon.placement.name, reason: daemon.reason },

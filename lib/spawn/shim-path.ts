@@ -2,9 +2,10 @@ import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cacheHome, embeddedShimPath, type ExecutableShim, placeEmbeddedShim, thisExecutable } from "./embedded-shim.ts";
 
 /** Which rule found the shim. */
-export type ShimSource = "option" | "env" | "package" | "build";
+export type ShimSource = "option" | "env" | "package" | "build" | "beside-executable" | "embedded";
 
 /** Where `outlive-shim` is, or why it is nowhere to be had. */
 export type ShimFound = { path: string; source: ShimSource } | { path: null; reason: string };
@@ -25,12 +26,27 @@ export interface FindShimOptions {
   env?: Record<string, string | undefined>;
   /** The module to look from, for the package and the build; this file when left out. */
   from?: string;
+  /**
+   * The single executable this runs as, whose shim is beside it or inside
+   * it (lib/spawn/embedded-shim.ts); this process's when left out (null
+   * unless it is the executable). Where there is one, the package and the
+   * build are not looked for: the executable has neither.
+   */
+  executable?: ExecutableShim | null;
+  /**
+   * Whether the executable's own shim may be written to the user's cache now
+   * (default true); false answers where it will be and writes nothing, as a
+   * probe must.
+   */
+  write?: boolean;
 }
 
 /**
  * Finds `outlive-shim`: the `shimPath` option, then `OUTLIVE_SHIM` (`none`:
- * no shim, the shell wrapper), then
- * the platform's npm package (`@outlive/shim-linux-x64`, resolved from the
+ * no shim, the shell wrapper), then, run as the single executable, the shim
+ * beside it (as the release archive unpacks) and else the copy it carries
+ * inside, written once to `$XDG_CACHE_HOME/outlive/shim/<sha256>/` and its
+ * hash checked at every find; otherwise the platform's npm package (`@outlive/shim-linux-x64`, resolved from the
  * library's own place), then the build beside the sources (the nearest
  * folder above the library that holds `shim/Cargo.toml`, so it answers the
  * same from `lib/`, as Deno runs it, and from the bundle `dist/pkg/`). A
@@ -52,6 +68,8 @@ export function findShim(opts: FindShimOptions = {}): ShimFound {
   if (opts.shimPath) return named(opts.shimPath, "option", "the shimPath option");
   if (env[SHIM_ENV] === "none") return { path: null, reason: `${SHIM_ENV}=none asks for the shell wrapper` };
   if (env[SHIM_ENV]) return named(env[SHIM_ENV]!, "env", SHIM_ENV);
+  const executable = opts.executable === undefined ? thisExecutable() : opts.executable;
+  if (executable) return fromExecutable(executable, env, opts.write ?? true);
   const packaged = fromPackage(from);
   if (packaged) return { path: packaged, source: "package" };
   const root = sourceRoot(from);
@@ -61,6 +79,17 @@ export function findShim(opts: FindShimOptions = {}): ShimFound {
   const built = join(root, SHIM_BUILD);
   if (unusable(built) === null) return { path: built, source: "build" };
   return { path: null, reason: `no shimPath option, no ${SHIM_ENV}, no ${SHIM_PACKAGE} package, and ${built} is not built (node dist/scripts/build-shim.js)` };
+}
+
+function fromExecutable(executable: ExecutableShim, env: Record<string, string | undefined>, write: boolean): ShimFound {
+  const beside = join(dirname(executable.path), "outlive-shim");
+  if (unusable(beside) === null) return { path: beside, source: "beside-executable" };
+  const none = `no shimPath option, no ${SHIM_ENV}, no outlive-shim beside ${executable.path}`;
+  if (!executable.embedded) return { path: null, reason: `${none}, and the executable carries none` };
+  const cache = cacheHome(env);
+  if (cache === null) return { path: null, reason: `${none}, and neither XDG_CACHE_HOME nor HOME names a folder to write the executable's own to` };
+  const placed = placeEmbeddedShim(executable.embedded, embeddedShimPath(cache, executable.embedded.sha256), write);
+  return "path" in placed ? { path: placed.path, source: "embedded" } : { path: null, reason: `${none}, and ${placed.reason}` };
 }
 
 function named(path: string, source: ShimSource, what: string): ShimFound {
@@ -107,6 +136,8 @@ const SOURCE_WORDS: Record<ShimSource, string> = {
   env: SHIM_ENV,
   package: "its npm package",
   build: "the build beside the sources",
+  "beside-executable": "beside the executable",
+  embedded: "the copy inside the executable, written to the user's cache",
 };
 
 /**

@@ -8,7 +8,9 @@ import { waitUntil } from "../kill/process-group.ts";
 import { inspectPid, type LiveProcess } from "../proc/identity.ts";
 import { RpcEndpoint } from "../rpc/endpoint.ts";
 import { MAX_SOCKET_PATH } from "../rpc/socket-path.ts";
+import { runningAsExecutable } from "../single-executable.ts";
 import { type HelloAnswer, type SettleAnswer, type SpawnAnswer, SPAWNER_PROTOCOL, type SpawnRequest } from "./protocol.ts";
+import { isSpawnerCommandLine, SPAWNER_MODE, spawnerArgv } from "./spawner-command-line.ts";
 import type { SpawnerHome } from "../placement/spawner-home.ts";
 import type { SpawnerRecord } from "./spawner-server.ts";
 
@@ -143,7 +145,7 @@ export class SpawnerClient {
   private isSpawner(live: LiveProcess, startTime: string): boolean {
     if (live.startTime !== startTime || !this.o.home.holds(live)) return false;
     try {
-      return readFileSync(`/proc/${live.pid}/cmdline`, "utf8").split("\0").some((a) => /spawner-main\.[jt]s$/.test(a));
+      return isSpawnerCommandLine(readFileSync(`/proc/${live.pid}/cmdline`, "utf8").split("\0"), this.socketPath);
     } catch {
       return false;
     }
@@ -191,7 +193,8 @@ export class SpawnerClient {
     await unlink(this.recordPath).catch(() => {});
     const started = Date.now();
     try {
-      await this.o.home.start(spawnerArgv(this.o, this.socketPath, this.recordPath), spawnerEnv(), this.logPath);
+      const flags = { socket: this.socketPath, record: this.recordPath, idleMs: this.o.idleMs, enter: this.o.home.enter };
+      await this.o.home.start(spawnerArgv(spawnerProgram(), flags), spawnerEnv(), this.logPath);
       return await this.awaitReady(started);
     } catch (error) {
       // Nothing half-started is left: the home goes with whatever runs in it.
@@ -279,16 +282,28 @@ export function spawnerMainPath(): string {
   }
 }
 
-function spawnerArgv(o: SpawnerClientOptions, socket: string, record: string): string[] {
+/**
+ * How the spawner is started (spawner-command-line.ts): the single executable
+ * in its spawner mode, or the runtime on the spawner's file (Deno runs the
+ * `.ts` file as it is).
+ */
+function spawnerProgram(): string[] {
+  if (runningAsExecutable()) return [process.execPath, SPAWNER_MODE];
   const main = spawnerMainPath();
   const runtime = typeof Deno !== "undefined" && main.endsWith(".ts") ? [process.execPath, "run", "--allow-all", "--quiet"] : [process.execPath];
-  return [...runtime, main, "--socket", socket, "--record", record, "--idle-ms", String(o.idleMs), ...(o.home.enter ? ["--enter", o.home.enter] : [])];
+  return [...runtime, main];
 }
 
-/** The spawner's own environment: what its runtime needs to start, nothing of the supervisor's secrets (each spawn brings its own). */
+/**
+ * The spawner's own environment: what its runtime needs to start, nothing of
+ * the supervisor's secrets (each spawn brings its own). No `NODE_OPTIONS` nor
+ * any other `NODE_*`: they are the user's settings for the Node programs
+ * they run, and one such as `--require FILE` would stop the spawner from
+ * starting, so every task of the storage.
+ */
 function spawnerEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const k of ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "NODE_OPTIONS"]) {
+  for (const k of ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"]) {
     const v = process.env[k];
     if (v !== undefined) env[k] = v;
   }

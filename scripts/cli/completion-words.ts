@@ -140,5 +140,6 @@ export const COMPLETION: Record<string, CompletedCommand> = {
       { name: "output-bytes", value: "value" },
     ],
   },
+  schema: { about: "print the wire protocol's JSON Schema", flags: [{ name: "help", short: "h" }] },
   completion: { about: "print a shell completion script", subcommands: ["bash", "zsh", "fish"], flags: [{ name: "help", short: "h" }] },
 };

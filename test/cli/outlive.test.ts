@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ afterAll(() => {
 
 function outlive(...args: string[]) {
   // --storage goes right after the command name: anything after `--` belongs to the task.
-  const withStorage = ["probe", "census"].includes(args[0]) ? args : [args[0], "--storage", storage, ...args.slice(1)];
+  const withStorage = ["probe", "census", "schema"].includes(args[0]) ? args : [args[0], "--storage", storage, ...args.slice(1)];
   const r = spawnSync(process.execPath, [CLI, ...withStorage], { encoding: "utf8", timeout: 30_000 });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
@@ -69,7 +69,7 @@ describe("the outlive CLI", () => {
   });
 
   it("has --help everywhere", () => {
-    for (const cmd of ["run", "ps", "wait", "kill", "logs", "ack", "rm", "prune", "replay", "stop-all", "probe", "census"]) {
+    for (const cmd of ["run", "ps", "wait", "kill", "logs", "ack", "rm", "prune", "replay", "stop-all", "probe", "census", "schema"]) {
       const r = outlive(cmd, "--help");
       expect(r.code, cmd).toBe(0);
       expect(r.out.toLowerCase(), cmd).toContain("usage");
@@ -81,5 +81,13 @@ describe("the outlive CLI", () => {
     expect(probe.probes.map((p: { name: string }) => p.name)).toEqual(["systemd-scope", "cgroup-v2", "process-group"]);
     for (const p of probe.probes) expect(p.reason.length).toBeGreaterThan(5);
     expect(probe.auto.standalone.name).toBe("process-group");
+  });
+
+  it("schema prints the wire protocol's published schema, as it is in the package", () => {
+    const r = outlive("schema");
+    expect(r.code, r.err).toBe(0);
+    const published = readFileSync(join(__dirname, "..", "..", "lib", "rpc", "schema", "outlive-rpc.schema.json"), "utf8");
+    expect(JSON.parse(r.out)).toEqual(JSON.parse(published));
+    expect(outlive("schema", "extra").code).toBe(2);
   });
 });

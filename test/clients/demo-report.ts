@@ -16,8 +16,15 @@ export interface DemoReport {
   unknownTaskError: { code: number; dataCode: string } | null;
 }
 
-/** The outlive command the clients start `serve` with: the built CLI as installed (`outlive` is dist/scripts/bin.js). */
-export const OUTLIVE_ARGV = [process.execPath, fileURLToPath(new URL("../../dist/scripts/bin.js", import.meta.url))];
+/**
+ * The outlive command the clients start `serve` with: `OUTLIVE_COMMAND` when
+ * set (words split on spaces, e.g. `OUTLIVE_COMMAND=dist/exe/outlive` for the
+ * single executable), else the built CLI as installed (`outlive` is
+ * dist/scripts/bin.js) under this Node.
+ */
+export const OUTLIVE_ARGV = process.env.OUTLIVE_COMMAND
+  ? process.env.OUTLIVE_COMMAND.trim().split(/\s+/)
+  : [process.execPath, fileURLToPath(new URL("../../dist/scripts/bin.js", import.meta.url))];
 
 /** Runs a client's demo in a process of its own; resolves with its exit code, stdout and stderr. */
 export function runDemo(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; out: string; err: string }> {

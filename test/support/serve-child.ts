@@ -25,8 +25,9 @@ export class ServeChild {
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: WireError) => void }>();
   private readonly listeners = new Set<() => void>();
 
-  constructor(args: string[], env: NodeJS.ProcessEnv = process.env) {
-    this.child = spawn(process.execPath, [BIN, "serve", ...args], { stdio: ["pipe", "pipe", "pipe"], env });
+  /** `command`: what runs `serve` (default the installed entry under this Node; the single executable's tests give theirs). */
+  constructor(args: string[], env: NodeJS.ProcessEnv = process.env, command: string[] = [process.execPath, BIN]) {
+    this.child = spawn(command[0], [...command.slice(1), "serve", ...args], { stdio: ["pipe", "pipe", "pipe"], env });
     this.exited = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve({ code, signal })));
     let buffered = "";
     this.child.stdout!.setEncoding("utf8");
