@@ -54,13 +54,15 @@ export function mcpServer(call: RpcCall, options: { version: string; limits: Too
     }
   };
   const failures: CreationFailures = new Map();
+  // Before any registration: the McpServer sets its tools/call handler at the first one.
+  const taskTools = TOOLS.filter((t) => t.taskSupport !== undefined);
+  steerTaskToolCalls(server, taskTools.map((t) => ({ name: t.name, inputSchema: t.inputSchema, plain: answer(t) })), failures);
   for (const tool of TOOLS) {
     const config = { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations };
     if (tool.taskSupport === undefined) {
       server.registerTool(tool.name, config, answer(tool));
       continue;
     }
-    steerTaskToolCalls(server, { name: tool.name, inputSchema: tool.inputSchema, plain: answer(tool) }, failures);
     server.experimental.tasks.registerToolTask(tool.name, { ...config, execution: { taskSupport: tool.taskSupport } }, {
       async createTask(args: Record<string, unknown>, extra: CreateTaskRequestHandlerExtra) {
         try {

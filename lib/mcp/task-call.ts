@@ -57,23 +57,26 @@ export interface SteeredTool {
  * check then refuses as "Invalid task creation result" without the reason,
  * so it becomes a JSON-RPC error that says why (a bad `task.ttl` is
  * refused before anything starts). The McpServer's handler does all else.
- * Must be called before the first tool is registered: the McpServer sets
- * its `tools/call` handler then, and this wraps it as it is set.
+ * Must be called before any tool is registered: the McpServer sets its
+ * `tools/call` handler at the first registration, and this wraps it as it
+ * is set.
  */
-export function steerTaskToolCalls(server: McpServer, tool: SteeredTool, failures: CreationFailures): void {
+export function steerTaskToolCalls(server: McpServer, tools: readonly SteeredTool[], failures: CreationFailures): void {
   const inner = server.server;
   const set = inner.setRequestHandler.bind(inner) as (schema: unknown, handler: Handler) => void;
   (inner as { setRequestHandler: unknown }).setRequestHandler = (schema: unknown, handler: Handler) =>
-    set(schema, schema === CallToolRequestSchema ? steer(handler, tool, failures) : handler);
+    set(schema, schema === CallToolRequestSchema ? steer(handler, tools, failures) : handler);
 }
 
 type Handler = (request: { params?: Record<string, unknown> }, extra: { requestId: RequestId }) => Promise<Record<string, unknown>>;
 
-function steer(handler: Handler, tool: SteeredTool, failures: CreationFailures): Handler {
-  const input = z.object(tool.inputSchema);
+function steer(handler: Handler, tools: readonly SteeredTool[], failures: CreationFailures): Handler {
+  const inputs = new Map(tools.map((t) => [t.name, { tool: t, input: z.object(t.inputSchema) }]));
   return async (request, extra) => {
     const params = request.params ?? {};
-    if (params.name !== tool.name) return handler(request, extra);
+    const steered = typeof params.name === "string" ? inputs.get(params.name) : undefined;
+    if (steered === undefined) return handler(request, extra);
+    const { tool, input } = steered;
     if (params.task === undefined) {
       const args = input.safeParse(params.arguments ?? {});
       if (!args.success) return inputError(tool.name, args.error) as Record<string, unknown>;
