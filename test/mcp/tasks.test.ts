@@ -50,8 +50,11 @@ async function sigkill(server: { pid: number; close(): Promise<void> }): Promise
   await server.close().catch(() => {});
 }
 
-function readRecord(id: string): Record<string, any> {
-  return JSON.parse(readFileSync(join(storage, "tasks", id, "record.json"), "utf8"));
+/** The task's record as get_task answers it (the server's, which its disk catches up with). */
+async function recordOf(client: Client, id: string): Promise<Record<string, any>> {
+  const got = await callTool(client, "get_task", { id });
+  expect(got.isError, got.text).toBe(false);
+  return got.data.task;
 }
 
 describe("durable MCP tasks: run_task as a task", () => {
@@ -61,7 +64,7 @@ describe("durable MCP tasks: run_task as a task", () => {
     expect(created).toMatchObject({ status: "working", ttl: 600_000 });
     const id = created.taskId;
     // The MCP task is the outlive task: its taskId is the task's id.
-    const record = readRecord(id);
+    const record = await recordOf(first.client, id);
     expect(record).toMatchObject({ id, key: "mcp-build", mcpTask: true, keepAfterEndMs: 600_000 });
     await sigkill(first);
     expect(gone(record.pid)).toBe(false);
@@ -125,7 +128,7 @@ describe("durable MCP tasks: run_task as a task", () => {
     try {
       const answer = await next.client.experimental.tasks.cancelTask(cancelled.taskId);
       expect(answer).toMatchObject({ taskId: cancelled.taskId, status: "cancelled", statusMessage: expect.stringMatching(/^cancelled by request/) });
-      const record = readRecord(cancelled.taskId);
+      const record = await recordOf(next.client, cancelled.taskId);
       expect(record).toMatchObject({ state: "killed", cancelledAt: expect.any(String), killReason: "cancelled by request" });
       // It ended on the ladder's TERM: its trap ran.
       const result = await next.client.experimental.tasks.getTaskResult(cancelled.taskId, CallToolResultSchema);
@@ -145,7 +148,7 @@ describe("durable MCP tasks: run_task as a task", () => {
   it("a task lost while no server ran is failed, saying what outlive knows; one past its timeout is completed with the reason", async () => {
     const first = await stdioClient(storage);
     const lost = await startTask(first.client, { argv: ["sleep", "60"] });
-    const pid = readRecord(lost.taskId).pid as number;
+    const pid = (await recordOf(first.client, lost.taskId)).pid as number;
     await sigkill(first);
     // Killed outright while no server runs: no exit code is ever written.
     process.kill(-pid, "SIGKILL");
@@ -173,8 +176,9 @@ describe("durable MCP tasks: run_task as a task", () => {
     try {
       const short = await startTask(server.client, { argv: ["true"] }, 1500);
       expect(short.ttl).toBe(1500);
-      await server.client.experimental.tasks.getTaskResult(short.taskId, CallToolResultSchema);
-      const end = Date.parse(readRecord(short.taskId).finishedAt);
+      const ended = await server.client.experimental.tasks.getTaskResult(short.taskId, CallToolResultSchema);
+      const end = Date.parse((ended.structuredContent as { task: { finishedAt: string } }).task.finishedAt);
+      expect(end).not.toBeNaN();
       expect((await server.client.experimental.tasks.getTask(short.taskId)).status).toBe("completed");
       await waitFor("the TTL after its end to pass", () => Date.now() >= end + 1500, 10_000);
       for (const ask of [() => server.client.experimental.tasks.getTask(short.taskId), () => server.client.experimental.tasks.getTaskResult(short.taskId, CallToolResultSchema)]) {
