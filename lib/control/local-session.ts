@@ -26,7 +26,7 @@ export interface LocalSessionOptions {
   chunkBytes?: number;
 }
 
-const RUN_PARAMS = ["argv", "shell", "shellPath", "id", "cwd", "env", "key", "timeoutSeconds", "memoryMaxBytes", "maxOutputBytes", "pty"];
+const RUN_PARAMS = ["argv", "shell", "shellPath", "id", "cwd", "env", "key", "timeoutSeconds", "memoryMaxBytes", "maxOutputBytes", "pty", "keepAfterEndMs", "mcpTask"];
 const STREAMS: readonly OutputStream[] = ["stdout", "stderr"];
 /** The largest `maxBytes` an `output` call may ask for. */
 export const MAX_OUTPUT_CALL_BYTES = 1 << 20;
@@ -85,8 +85,8 @@ export class LocalSession {
       case "list":
         return this.list(paramsOf(method, params, ["state", "key"]));
       case "kill": {
-        const p = paramsOf(method, params, ["id", "graceMs"]);
-        return sup.kill(taskId(method, p), { graceMs: optionalInteger(method, p, "graceMs", 0) });
+        const p = paramsOf(method, params, ["id", "graceMs", "cancel"]);
+        return sup.kill(taskId(method, p), { graceMs: optionalInteger(method, p, "graceMs", 0), cancel: optionalBoolean(method, p, "cancel") });
       }
       case "wait": {
         const p = paramsOf(method, params, ["id", "timeoutMs"]);

@@ -18,6 +18,8 @@ export interface KillRequest {
   graceMs?: number;
   reason?: string;
   state?: "killed" | "timed_out";
+  /** The task's own cancel (an MCP client's `tasks/cancel`) asks for this kill: the `killing` record says so (`cancelledAt`). */
+  cancel?: boolean;
 }
 
 type Finish = Extract<ReplayDecision, { kind: "finish" }>;
@@ -97,12 +99,15 @@ export class TaskKills {
         await placement.killAll(record).catch(() => {});
         return { record: done, how: "pid-reused" };
       }
+      const now = new Date().toISOString();
       record = {
         ...record,
         state: "killing",
-        killStartedAt: new Date().toISOString(),
-        killReason: request.reason ?? "killed by request",
+        killStartedAt: now,
+        killReason: request.reason ?? (request.cancel ? "cancelled by request" : "killed by request"),
         killState: request.state ?? "killed",
+        // Who asked is kept with the kill: a later server tells the task's own cancel from any other kill by it.
+        ...(request.cancel ? { cancelledAt: now } : {}),
       };
       // Written before the first signal, and only after the marker was seen empty: any exit code that appears from now on is the kill's.
       await store.write(record);

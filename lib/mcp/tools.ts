@@ -40,7 +40,25 @@ export interface ToolDefinition {
   description: string;
   inputSchema: z.ZodRawShape;
   annotations: ToolAnnotations;
+  /** `"optional"`: a client may also call it as an MCP task (server.ts registers it with the SDK's registerToolTask). */
+  taskSupport?: "optional";
   answer(call: RpcCall, args: Record<string, unknown>, limits: ToolLimits): Promise<CallToolResult>;
+}
+
+/**
+ * run_task's arguments as the wire's run spec: a task starts where the
+ * agent started `outlive mcp` unless the call names a cwd (a holder
+ * elsewhere would otherwise use its own).
+ *
+ * @example
+ * ```ts
+ * import { runSpecOf } from "./tools.ts";
+ * console.log(runSpecOf({ argv: ["make"] }, { waitDefaultSeconds: 30, waitMaxSeconds: 50, outputDefaultBytes: 16384, cwd: "/src" }));
+ * // { argv: ["make"], cwd: "/src" }
+ * ```
+ */
+export function runSpecOf(args: Record<string, unknown>, limits: ToolLimits): Record<string, unknown> {
+  return { ...args, cwd: args.cwd ?? limits.cwd };
 }
 
 const id = z.string().min(1).describe("The task's id, as run_task or list_tasks gave it.");
@@ -75,9 +93,9 @@ export const TOOLS: readonly ToolDefinition[] = [
       pty: z.object({ cols: z.number().int().positive(), rows: z.number().int().positive() }).optional().describe("Run in a terminal of this size (then send_input types into it)."),
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    taskSupport: "optional",
     async answer(call, args, limits) {
-      const spec = { ...args, cwd: args.cwd ?? limits.cwd };
-      const record = (await call("run", spec)) as TaskRecord;
+      const record = (await call("run", runSpecOf(args, limits))) as TaskRecord;
       return taskAnswer(record, `Started task ${record.id}.\n`);
     },
   },

@@ -1,4 +1,5 @@
 import { isTerminal, type TaskRecord } from "../store/record/record.ts";
+import { heldByFloor } from "./keep-floor.ts";
 
 /** Which finished tasks a prune may remove, and how many of the newest it leaves. */
 export interface PruneRule {
@@ -27,7 +28,9 @@ export function removable(r: TaskRecord, rule: Pick<PruneRule, "unacknowledged">
  * The ids a prune removes, oldest first. Only terminal tasks whose
  * completion was acknowledged, or that a CLI started, are candidates: a
  * completion an owner has not yet taken is never thrown away, unless the
- * rule says `unacknowledged`. Pure: the caller does the removing.
+ * rule says `unacknowledged`. A task whose `keepAfterEndMs` has not passed
+ * since its end stays whatever the rule says (it still counts among the
+ * newest `keep`). Pure: the caller does the removing.
  *
  * @example
  * ```ts
@@ -42,11 +45,11 @@ export function removable(r: TaskRecord, rule: Pick<PruneRule, "unacknowledged">
 export function choosePrune(records: readonly TaskRecord[], rule: PruneRule, now: Date): string[] {
   const candidates = records
     .filter((r) => removable(r, rule))
-    .map((r) => ({ id: r.id, at: Date.parse(r.finishedAt ?? r.createdAt) }))
+    .map((r) => ({ id: r.id, at: Date.parse(r.finishedAt ?? r.createdAt), record: r }))
     .sort((a, b) => a.at - b.at || a.id.localeCompare(b.id));
   const cutoff = now.getTime() - rule.olderThanSeconds * 1000;
   const beyondKeep = candidates.slice(0, Math.max(0, candidates.length - rule.keep));
-  return beyondKeep.filter((c) => rule.olderThanSeconds === 0 || c.at <= cutoff).map((c) => c.id);
+  return beyondKeep.filter((c) => (rule.olderThanSeconds === 0 || c.at <= cutoff) && !heldByFloor(c.record, now)).map((c) => c.id);
 }
 
 /**

@@ -70,6 +70,8 @@ export function newTaskRecord(spec: CheckedRunSpec, ctx: NewRecordContext): Task
     // Names only: a value may be a secret, and the record is read by anyone who may read the storage.
     envNames: Object.keys(spec.env).sort(),
     ...(spec.origin ? { origin: spec.origin } : {}),
+    ...(spec.keepAfterEndMs === undefined ? {} : { keepAfterEndMs: spec.keepAfterEndMs }),
+    ...(spec.mcpTask ? { mcpTask: true } : {}),
   };
 }
 

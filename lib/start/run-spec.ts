@@ -19,6 +19,9 @@ export interface CheckedRunSpec {
   maxOutputBytes: number | null;
   /** Set by the supervisor from its `origin` option, never by the caller. */
   origin?: TaskOrigin;
+  // ---- Kept after its end (durable MCP tasks): absent unless the caller gave them. ----
+  keepAfterEndMs?: number;
+  mcpTask?: true;
 }
 
 /** Checks what `run` was given, naming the field and the value on any problem. */
@@ -83,7 +86,16 @@ export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number; sh
     maxOutputBytes: spec.maxOutputBytes === undefined
       ? null
       : outputBound(spec.maxOutputBytes, 0, (v) => bad("maxOutputBytes", `0 or an integer >= ${MIN_OUTPUT_BYTES}`, v)),
+    ...keptAfterEnd(spec, bad),
   };
+}
+
+/** The durable-MCP-task fields of a run spec, checked; only those given are returned. */
+function keptAfterEnd(spec: RunSpec, bad: (name: string, expected: string, value: unknown) => Error): Pick<CheckedRunSpec, "keepAfterEndMs" | "mcpTask"> {
+  const keep = spec.keepAfterEndMs;
+  if (keep !== undefined && (!Number.isSafeInteger(keep) || keep <= 0)) throw bad("keepAfterEndMs", "a whole number of milliseconds > 0", keep);
+  if (spec.mcpTask !== undefined && typeof spec.mcpTask !== "boolean") throw bad("mcpTask", "true or false", spec.mcpTask);
+  return { ...(keep === undefined ? {} : { keepAfterEndMs: keep }), ...(spec.mcpTask ? { mcpTask: true as const } : {}) };
 }
 
 function isDirectory(path: string): boolean {
@@ -116,6 +128,11 @@ export interface RunSpec {
   key?: string;
   /** Run the command on a real terminal of this size (default 80 x 24), held inside the task's placement. */
   pty?: { cols?: number; rows?: number };
+  // ---- Kept after its end (durable MCP tasks). ----
+  /** Keep the task at least this many ms after its end: retention never removes it earlier, even acknowledged (an MCP task's TTL). */
+  keepAfterEndMs?: number;
+  /** Mark it an MCP task: its id is a handle that `outlive mcp`'s `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` resolve. */
+  mcpTask?: boolean;
 }
 
 /** An output bound: 0 (keep all) or at least one block, the unit holes are punched in. */

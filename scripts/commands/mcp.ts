@@ -22,9 +22,12 @@ export const MCP_HELP = `usage: outlive mcp [--http 127.0.0.1:PORT [--token-file
 An MCP server whose tools run durable background tasks for an agent (Claude Code, Codex,
 any MCP client): run_task, list_tasks, get_task, task_output, wait_task, kill_task,
 send_input, ack_task. Its tasks outlive the agent's harness and this server; the next
-server finds them again. It speaks MCP on stdin/stdout (start it as the agent's MCP
-server), or with --http on Streamable HTTP at http://ADDRESS/mcp. Several servers may
-share a storage: the first holds it, the others go through its control socket.
+server finds them again. A client may also call run_task as an MCP task (protocol
+2025-11-25): its handle is the task's id, and tasks/get, tasks/result, tasks/list and
+tasks/cancel answer for it from any later server on the storage. It speaks MCP on
+stdin/stdout (start it as the agent's MCP server), or with --http on Streamable HTTP at
+http://ADDRESS/mcp. Several servers may share a storage: the first holds it, the others
+go through its control socket.
   --http ADDRESS        serve Streamable HTTP on ADDRESS: 127.0.0.1:PORT, [::1]:PORT or localhost:PORT
                         (loopback only; PORT 0 picks a free one, said on stderr). Every request must carry
                         Authorization: Bearer TOKEN, and a Host (and Origin, if any) naming that address

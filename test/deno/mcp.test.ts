@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.d.ts"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { openHttpDoor } from "../../lib/mcp/http-door.ts";
 import { mcpServer } from "../../lib/mcp/server.ts";
 import { loadToken } from "../../lib/mcp/token-file.ts";
@@ -36,6 +38,16 @@ Deno.test("outlive mcp's tools behind the HTTP door, on Deno", async () => {
       assert.deepEqual([task.state, task.exitCode, task.reason], ["exited", 4, "exited with code 4"]);
       const output = await client.callTool({ name: "task_output", arguments: { id } });
       assert.equal((output.structuredContent as { text: string }).text, "on-deno\n");
+      // run_task as an MCP task: its taskId is the task's id, its result the task's end.
+      const seen: string[] = [];
+      let ended: { isError?: boolean; structuredContent?: unknown } | undefined;
+      for await (const m of client.experimental.tasks.callToolStream({ name: "run_task", arguments: { shell: "exit 5" } }, CallToolResultSchema, { task: { ttl: 60_000 } })) {
+        seen.push(m.type);
+        if (m.type === "result") ended = m.result;
+      }
+      assert.equal(seen[0], "taskCreated");
+      assert.equal(ended?.isError, true);
+      assert.equal((ended?.structuredContent as { task: { exitCode: number } }).task.exitCode, 5);
       await client.close();
 
       const rebound = await fetch(door.url, { method: "POST", headers: { Origin: "http://evil.example.com", Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: "{}" });

@@ -7,7 +7,10 @@ import { httpServer } from "./support/servers";
 
 // The MCP Inspector's CLI (@modelcontextprotocol/inspector-cli 1.0.3, pinned: it runs on Node 20,
 // where the current @modelcontextprotocol/inspector needs Node >= 22) drives outlive mcp as a user
-// would from a shell: one Inspector process a call, each spawning its own outlive mcp.
+// would from a shell: one Inspector process a call, each spawning its own outlive mcp. Its CLI has
+// no run-as-task (no way to send a task-augmented tools/call or tasks/*): it sees run_task's task
+// support in tools/list, and calls it plainly; durable MCP tasks are tested with the SDK's client
+// (tasks.test.ts).
 const INSPECTOR = join(__dirname, "..", "..", "node_modules", "@modelcontextprotocol", "inspector-cli", "build", "index.js");
 const temp = tempDir("outlive-mcp-inspector-");
 const storage = join(temp.dir, "storage");
@@ -46,6 +49,7 @@ describe.skipIf(!existsSync(INSPECTOR))("outlive mcp with the MCP Inspector's CL
     const r = await inspector(stdioTarget("tools/list"));
     expect(r.code, r.err).toBe(0);
     expect(r.json.tools.map((t: { name: string }) => t.name)).toEqual(["run_task", "list_tasks", "get_task", "task_output", "wait_task", "kill_task", "send_input", "ack_task"]);
+    expect(r.json.tools[0].execution).toEqual({ taskSupport: "optional" });
   });
 
   it("runs a task in one call and waits for its end in the next, each through a server of its own", async () => {

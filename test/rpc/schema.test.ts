@@ -182,7 +182,8 @@ describe("the published schema", () => {
     expect(end.next).toEqual({ stdout: 4, stderr: 4 });
 
     // A follow ended by the client while its task runs on; a wait that runs out of time.
-    await s.request<any>("run", { id: "long", shell: "echo started; sleep 60" });
+    // Kept an hour after its end, as an MCP task's TTL asks (and marked one).
+    await s.request<any>("run", { id: "long", shell: "echo started; sleep 60", keepAfterEndMs: 3_600_000, mcpTask: true });
     const long = await s.request<any>("output/follow", { id: "long" });
     await notified(s, "output", (p) => p.followId === long.followId && Boolean(p.data));
     expect(await s.request<any>("output/unfollow", { followId: long.followId })).toEqual({ followed: false });
@@ -237,7 +238,10 @@ describe("the published schema", () => {
     await next.request<any>("completions/subscribe");
     const alone = await notified(next, "completion", (p) => p.id === "ends-alone");
     expect(alone.exitCode).toBe(3);
-    expect((await next.request<any>("kill", { id: "long" })).how).toMatch(/^(term|kill)$/);
+    // Ended by its own cancel (as MCP's tasks/cancel asks): the record says when, beside its floor.
+    const cancelled = await next.request<any>("kill", { id: "long", cancel: true });
+    expect(cancelled.how).toMatch(/^(term|kill)$/);
+    expect(cancelled.record).toMatchObject({ state: "killed", cancelledAt: expect.any(String), keepAfterEndMs: 3_600_000, mcpTask: true });
 
     // A third server on the storage next holds is its client: the same shapes come through the socket.
     const client = serve();

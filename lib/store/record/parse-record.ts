@@ -80,6 +80,10 @@ const FIELDS: Record<string, Check> = {
     return [o.stdout, o.stderr].every((n) => Number.isSafeInteger(n) && (n as number) >= 0);
   },
   envNames: (v) => v === undefined || (Array.isArray(v) && v.every((n) => typeof n === "string")),
+  // ---- Kept after its end, and its own cancel (durable MCP tasks); optional, no schema bump. ----
+  keepAfterEndMs: (v) => v === undefined || (Number.isSafeInteger(v) && (v as number) > 0),
+  mcpTask: (v) => v === undefined || bool(v),
+  cancelledAt: (v) => v === undefined || isoDate(v),
 };
 
 /**

@@ -213,4 +213,21 @@ export interface TaskRecord {
   outputBytes?: { stdout: number; stderr: number } | null;
   /** The names (never the values) of the variables the run set on top of the starter's environment, sorted. Absent before. */
   envNames?: string[];
+
+  // ---- Kept after its end, and its own cancel (durable MCP tasks: lib/mcp/task-store.ts). ----
+  // Optional, in schema 1: an outlive before them reads the record and ignores them.
+  /**
+   * Keep the task at least this many milliseconds after `finishedAt`:
+   * retention (the rule at open, `prune`) never removes it earlier, even
+   * acknowledged. An MCP task's TTL. Absent: no floor.
+   */
+  keepAfterEndMs?: number;
+  /** True when it was started as an MCP task (a task-augmented `tools/call` of run_task): its id is then a handle `tasks/get` resolves. */
+  mcpTask?: boolean;
+  /**
+   * When the task's own cancel (an MCP client's `tasks/cancel`) asked for the
+   * kill that ends it; written with the `killing` record. Absent when anyone
+   * else killed it (kill_task, `outlive kill`, a supersede, the deadline).
+   */
+  cancelledAt?: string;
 }
