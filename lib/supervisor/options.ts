@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { describeValue, OutliveError } from "../errors.ts";
 import type { Placement } from "../placement/placement.ts";
 import type { PruneRule } from "../retention/choose-prune.ts";
@@ -178,8 +179,11 @@ export function normalizeOptions(o: SupervisorOptions = {}): NormalizedOptions {
     if (!Number.isSafeInteger(v) || (v as number) < min) throw bad(name, `an integer >= ${min}`, v);
     return v as number;
   };
-  const storage = o.storage ?? defaultStorageRoot();
-  if (typeof storage !== "string" || storage === "") throw bad("storage", "a directory path", storage);
+  const given = o.storage ?? defaultStorageRoot();
+  if (typeof given !== "string" || given === "") throw bad("storage", "a directory path", given);
+  // Absolute from here on: a task's files are named to its shim (or wrapper) and its spawner, which run in the
+  // task's own cwd and in /, so a path relative to this process's cwd would name other files, or none.
+  const storage = resolve(given);
   const mode = o.mode ?? "standalone";
   if (mode !== "daemon" && mode !== "standalone") throw bad("mode", '"daemon" or "standalone"', mode);
   const placement = o.placement ?? "auto";
