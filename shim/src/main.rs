@@ -16,6 +16,7 @@ mod clock;
 mod deadline;
 mod events;
 mod host;
+mod limits;
 mod marker;
 mod pty;
 mod restart;

@@ -65,6 +65,8 @@ pub struct Settings {
     pub command: Command,
     pub pty: Option<Pty>,
     pub restart: Option<Restart>,
+    /// The cgroup v2 mount: copy the cgroup's limit counters into `io/` at the end (limits.rs).
+    pub limit_stats: Option<Vec<u8>>,
 }
 
 /// Reads fd 0 to its end: at most MAX_BYTES, within READ_WITHIN.
@@ -98,9 +100,9 @@ pub fn shown(v: &[u8]) -> String {
     format!("\"{}\"", s)
 }
 
-const SINGLE: [&str; 17] = [
+const SINGLE: [&str; 18] = [
     "id", "io", "enter", "deadline_ms", "grace_ms", "max_output", "watch", "command_pid", "mode", "shell", "script",
-    "pty_dir", "cols", "rows", "restart", "restart_max", "restart_delay_ms",
+    "pty_dir", "cols", "rows", "restart", "restart_max", "restart_delay_ms", "limit_stats",
 ];
 const LAST_SINGLE: &str = "restart_delay_max_ms";
 
@@ -236,7 +238,11 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
         return Err("command_pid: must be 0 for a PTY task (pty/info names its command)".to_string());
     }
     let restart = restart(&f)?;
-    Ok(Settings { io, enter, deadline_ms, grace_ms, max_output, watch, command_pid, command, pty, restart })
+    let limit_stats = match f.get("limit_stats") {
+        None => None,
+        Some(v) => Some(absolute("limit_stats", v)?),
+    };
+    Ok(Settings { io, enter, deadline_ms, grace_ms, max_output, watch, command_pid, command, pty, restart, limit_stats })
 }
 
 fn command(f: &Fields) -> Result<Command, String> {

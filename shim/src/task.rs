@@ -19,6 +19,7 @@ use crate::clock::Timer;
 use crate::deadline::{self, Deadline, Due};
 use crate::events::{Poller, Source};
 use crate::host;
+use crate::limits;
 use crate::marker;
 use crate::pty::{self, Terminal};
 use crate::restart::{Attempts, Policy};
@@ -54,6 +55,7 @@ pub struct Task {
     phase: Phase,
     term_from_outside: bool,
     last_code: Option<i32>,
+    limit_stats: Option<Vec<u8>>,
 }
 
 impl Task {
@@ -92,6 +94,7 @@ impl Task {
             phase: Phase::Waiting,
             term_from_outside: false,
             last_code: None,
+            limit_stats: s.limit_stats,
         }
     }
 
@@ -244,6 +247,10 @@ impl Task {
 
     fn finish(&mut self, code: i32) {
         self.phase = Phase::Ended;
+        // Before `ended`: whoever sees the end finds the counters there already.
+        if let Some(mount) = &self.limit_stats {
+            limits::copy(&self.io, mount);
+        }
         marker::make(&self.io, "ended");
         if self.term_from_outside && host::is_stopping() {
             marker::make(&self.io, "host-stopping");
