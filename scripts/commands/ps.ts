@@ -7,6 +7,7 @@ import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../c
 import { viewStorage } from "../cli/storage-view.ts";
 import { taskSummary, taskTable } from "../cli/task-table.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { portsOfTasks } from "../../lib/ports/task-ports.ts";
 
 export const PS_HELP = `usage: outlive ps [-a] [-q] [--state STATE] [--key KEY] [--no-trunc] [--json]
 
@@ -16,7 +17,8 @@ supervisor holds the storage, and whether it serves the control channel.
 By default: every live task and every finished one whose completion was not acknowledged
 (the news); -a adds the acknowledged ones. Columns: ID, STATE, EXIT, PID (the command's own
 pid when known), COMMAND (cut to 40 characters), TIME (up 3m12s while it runs; ran 12s, 5m ago
-once finished), KEY.
+once finished), KEY, PORTS (the TCP and UDP sockets a live task's processes listen on, read
+from /proc: 127.0.0.1:5173, [::]:8080, 0.0.0.0:53/udp).
   -a, --all      also the finished tasks whose completion was acknowledged
   -q, --quiet    only the ids, one a line
   --state STATE  only tasks in STATE: ${ALL_STATES.join(", ")} (repeatable; default: all)
@@ -46,8 +48,9 @@ export async function psCommand(args: string[]): Promise<number> {
   const records = view.records.filter((r) => (states.length === 0 || states.includes(r.state)) && (values.key === undefined || r.key === values.key));
   if (values.json) {
     const served = await serves(view.holder !== null, options.storage ?? defaultStorageRoot());
+    const ports = portsOfTasks(records.filter((r) => !isTerminal(r.state)));
     console.log(JSON.stringify({
-      tasks: records.map(taskSummary),
+      tasks: records.map((r) => taskSummary(r, ports.get(r.id))),
       unreadable: view.unreadable,
       holder: view.holder ? { ...view.holder, controlChannel: served } : null,
       notWritable: view.notWritable,
@@ -68,7 +71,8 @@ export async function psCommand(args: string[]): Promise<number> {
   if (view.notWritable) {
     console.log(`(the storage cannot be written, ${view.notWritable}; shown as replay decided it, not stored: ${view.unstored.map((u) => u.id).join(", ") || "nothing to store"})`);
   }
-  console.log(taskTable(shown, { commandWidth: values["no-trunc"] ? Infinity : 40 }));
+  const ports = portsOfTasks(shown.filter((r) => !isTerminal(r.state)));
+  console.log(taskTable(shown, { commandWidth: values["no-trunc"] ? Infinity : 40, ports }));
   const hidden = records.length - shown.length;
   if (hidden > 0) console.log(`(${hidden} finished task${hidden === 1 ? "" : "s"} already acknowledged not shown; ps -a shows ${hidden === 1 ? "it" : "them"})`);
   for (const u of view.unreadable) {
