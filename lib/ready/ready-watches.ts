@@ -54,7 +54,7 @@ export class ReadyWatches {
     this.watches.get(record.id)?.stop();
     this.watches.delete(record.id);
     if (record.readyAt) return;
-    void this.fail(record.id, (r, tail) => `Task ${r.id} ${r.state === "exited" ? "exited" : `ended ${r.state}`} before it was ready (${r.reason ?? "no reason recorded"})${tail}`);
+    void this.fail(record.id, (r, tail) => `${endedFirst(r)}${tail}`);
   }
 
   /**
@@ -68,7 +68,7 @@ export class ReadyWatches {
     if (!record) return Promise.reject(new OutliveError("E_NO_TASK", `No task ${JSON.stringify(id)}`));
     if (!record.ready) return Promise.reject(noReadiness(id));
     if (record.readyAt) return Promise.resolve(record);
-    if (isTerminal(record.state)) return this.notReady(record, `Task ${id} ended ${record.state} before it was ready (${record.reason ?? "no reason recorded"})`, record.outputTail ? `; last output:\n${record.outputTail}` : "");
+    if (isTerminal(record.state)) return this.notReady(record, endedFirst(record), record.outputTail?.trim() ? `; last output:\n${record.outputTail.trimEnd()}` : "");
     if (!this.watches.has(id)) return Promise.reject(new OutliveError("E_NO_TASK", `Task ${id}'s readiness is not being watched by this supervisor`));
     const deadline = Date.parse(record.startedAt ?? record.createdAt) + record.ready.timeoutSeconds * 1000;
     return new Promise<TaskRecord>((resolve, reject) => {
@@ -149,6 +149,11 @@ export class ReadyWatches {
     const text = record.outputTail ?? (await summarizeOutput(this.o.paths(record.id), this.o.tailBytes).then((s) => s.tail, () => ""));
     return text.trim() === "" ? "" : `; last output:\n${text.trimEnd()}`;
   }
+}
+
+/** A task that ended before it was ready, in words: how, and the reason recorded. */
+function endedFirst(r: TaskRecord): string {
+  return `Task ${r.id} ${r.state === "exited" ? "exited" : `ended ${r.state}`} before it was ready (${r.reason ?? "no reason recorded"})`;
 }
 
 /** E_NOT_READY, carrying the task's record as `task`. */

@@ -1,4 +1,4 @@
-import type { TaskRecord } from "../store/record/record.ts";
+import { isTerminal, type TaskRecord } from "../store/record/record.ts";
 import type { CheckedRunSpec } from "./run-spec.ts";
 import { specDifferences } from "./spec-digest.ts";
 
@@ -18,8 +18,8 @@ export type RunResult = TaskRecord & { ensured?: EnsureOutcome };
 export interface EnsurerOptions {
   /** The live task that owns `key` now (its newest generation), or null. */
   current(key: string): TaskRecord | null;
-  /** Resolves once the start of task `id` under way here is over, one way or the other; null when none is. */
-  starting(id: string): Promise<unknown> | null;
+  /** Resolves once the starts under `key` under way here are over, one way or the other; null when none is. */
+  startingUnder(key: string): Promise<unknown> | null;
   start(spec: CheckedRunSpec): Promise<TaskRecord>;
 }
 
@@ -53,17 +53,19 @@ export class Ensurer {
   }
 
   private async ensureNow(spec: CheckedRunSpec & { key: string }): Promise<RunResult> {
+    // A start under the key still under way here (its record may not even be made yet) is waited for, then compared.
+    for (let under = this.o.startingUnder(spec.key); under; under = this.o.startingUnder(spec.key)) await under.catch(() => {});
     let live = this.o.current(spec.key);
+    // One left `starting` by another incarnation, with no start here to wait on, is looked at until it settles.
     for (const until = Date.now() + STARTING_WAIT_MS; live?.state === "starting" && Date.now() < until;) {
-      const under = this.o.starting(live.id);
-      if (under) await under.catch(() => {});
-      else await new Promise((r) => setTimeout(r, STARTING_POLL_MS));
+      await new Promise((r) => setTimeout(r, STARTING_POLL_MS));
       live = this.o.current(spec.key);
     }
     if (live?.state === "running" && live.specDigest === spec.specDigest) {
       return { ...live, ensured: { outcome: "kept", replaced: null, differs: [] } };
     }
-    const replaced = live && (live.state === "running" || live.state === "starting") ? live : null;
+    // Superseded by the start below, as a keyed run supersedes: a live one of another spec, or one being killed already.
+    const replaced = live && !isTerminal(live.state) ? live : null;
     const started = await this.o.start(spec);
     const differs = replaced ? specDifferences(replaced, spec) : [];
     return { ...started, ensured: { outcome: replaced ? "replaced" : "started", replaced: replaced?.id ?? null, differs } };

@@ -71,7 +71,7 @@ export interface TaskStarterOptions {
  */
 export class TaskStarter {
   private readonly underWay = new Set<Promise<unknown>>();
-  private readonly byId = new Map<string, Promise<unknown>>();
+  private readonly byKey = new Map<string, Set<Promise<unknown>>>();
 
   constructor(private readonly o: TaskStarterOptions) {}
 
@@ -79,18 +79,22 @@ export class TaskStarter {
   start(spec: CheckedRunSpec): Promise<TaskRecord> {
     const id = spec.id ?? newTaskId();
     const running = this.startNow({ ...spec, id });
-    const tracked = running.catch(() => {}).finally(() => {
+    const key = spec.key;
+    const tracked: Promise<unknown> = running.catch(() => {}).finally(() => {
       this.underWay.delete(tracked);
-      if (this.byId.get(id) === tracked) this.byId.delete(id);
+      const starts = key === null ? undefined : this.byKey.get(key);
+      starts?.delete(tracked);
+      if (key !== null && starts?.size === 0) this.byKey.delete(key);
     });
     this.underWay.add(tracked);
-    this.byId.set(id, tracked);
+    if (key !== null) this.byKey.set(key, (this.byKey.get(key) ?? new Set()).add(tracked));
     return running;
   }
 
-  /** Resolves once the start of task `id` under way here is over, one way or the other; null when none is. */
-  starting(id: string): Promise<unknown> | null {
-    return this.byId.get(id) ?? null;
+  /** Resolves once every start under `key` under way here is over, one way or the other; null when none is. */
+  startingUnder(key: string): Promise<unknown> | null {
+    const starts = this.byKey.get(key);
+    return starts && starts.size > 0 ? Promise.allSettled([...starts]) : null;
   }
 
   /** Resolves once every start under way has finished, one way or the other. */

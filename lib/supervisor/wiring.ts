@@ -194,7 +194,7 @@ export function wireSupervisor(ctx: WiringContext): SupervisorParts {
       for (const r of table.values()) if (r.key === key && r.generation === generation) return r;
       return null;
     },
-    starting: (id) => starter.starting(id),
+    startingUnder: (key) => starter.startingUnder(key),
     start: (spec) => starter.start(spec),
   });
   return { table, queue, keyed, watches, evidence, ender, kills, starter, retainer, spawner, ready, ensurer };
