@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --
 import { reportError, wantsJson } from "./cli/exit-codes.ts";
 import { printVersion } from "./cli/version.ts";
 import { sayDeprecated } from "./cli/deprecation.ts";
