@@ -84,7 +84,8 @@ export class LocalSession {
         return this.initialize(paramsOf(method, params, ["protocolVersion", "clientInfo", "capabilities"]));
       case "run": {
         const p = paramsOf(method, params, RUN_PARAMS);
-        return sup.run(p as never);
+        // A task that waited for its readiness answers with the ports it listens on, as get does.
+        return this.withPorts([await sup.run(p as never)])[0];
       }
       case "get":
         return this.withPorts([sup.get(taskId(method, paramsOf(method, params, ["id"])))])[0];
@@ -209,7 +210,7 @@ export class LocalSession {
     this.waits.add(stop);
     try {
       return await new Promise<TaskRecord>((resolve, reject) => {
-        ending.then(resolve, reject);
+        ending.then((r) => resolve(until === "ready" ? this.withPorts([r])[0] : r), reject);
         stop.signal.addEventListener("abort", () => reject(new OutliveError("E_CLOSED", "the supervisor closed while waiting; ask again")), { once: true });
         if (timeoutMs !== undefined) {
           const timer = setTimeout(() => {
