@@ -9,7 +9,7 @@ import { taskSummary, taskTable } from "../cli/task-table.ts";
 import { UsageError } from "../cli/usage-error.ts";
 import { portsOfTasks } from "../../lib/ports/task-ports.ts";
 
-export const PS_HELP = `usage: outlive ps [-a] [-q] [--state STATE] [--key KEY] [--no-trunc] [--json]
+export const PS_HELP = `usage: outlive ps [-a] [-q] [--state STATE] [--key KEY] [--no-trunc] [--no-ports] [--json]
 
 Lists the tasks of the storage, brought up to date by replay when no supervisor holds it,
 and every record that could not be read (quarantined or from a newer outlive). Says which
@@ -24,6 +24,7 @@ from /proc: 127.0.0.1:5173, [::]:8080, 0.0.0.0:53/udp).
   --state STATE  only tasks in STATE: ${ALL_STATES.join(", ")} (repeatable; default: all)
   --key KEY      only tasks started under KEY (default: all)
   --no-trunc     the whole command
+  --no-ports     leave the ports out (no /proc scan for them)
   --json         every task --state and --key let through (-a or not), times ISO UTC
 ${SUPERVISOR_FLAGS_HELP}`;
 
@@ -35,6 +36,7 @@ export async function psCommand(args: string[]): Promise<number> {
     all: { type: "boolean", short: "a" },
     quiet: { type: "boolean", short: "q" },
     "no-trunc": { type: "boolean" },
+    "no-ports": { type: "boolean" },
   });
   if (values.help) return help(PS_HELP);
   if (positionals.length > 0) throw new UsageError(`ps takes no task ids, got ${JSON.stringify(positionals.join(" "))}; outlive inspect ID… shows tasks whole`);
@@ -48,7 +50,7 @@ export async function psCommand(args: string[]): Promise<number> {
   const records = view.records.filter((r) => (states.length === 0 || states.includes(r.state)) && (values.key === undefined || r.key === values.key));
   if (values.json) {
     const served = await serves(view.holder !== null, options.storage ?? defaultStorageRoot());
-    const ports = portsOfTasks(records.filter((r) => !isTerminal(r.state)));
+    const ports = values["no-ports"] ? new Map() : portsOfTasks(records.filter((r) => !isTerminal(r.state)));
     console.log(JSON.stringify({
       tasks: records.map((r) => taskSummary(r, ports.get(r.id))),
       unreadable: view.unreadable,
@@ -71,7 +73,7 @@ export async function psCommand(args: string[]): Promise<number> {
   if (view.notWritable) {
     console.log(`(the storage cannot be written, ${view.notWritable}; shown as replay decided it, not stored: ${view.unstored.map((u) => u.id).join(", ") || "nothing to store"})`);
   }
-  const ports = portsOfTasks(shown.filter((r) => !isTerminal(r.state)));
+  const ports = values["no-ports"] ? undefined : portsOfTasks(shown.filter((r) => !isTerminal(r.state)));
   console.log(taskTable(shown, { commandWidth: values["no-trunc"] ? Infinity : 40, ports }));
   const hidden = records.length - shown.length;
   if (hidden > 0) console.log(`(${hidden} finished task${hidden === 1 ? "" : "s"} already acknowledged not shown; ps -a shows ${hidden === 1 ? "it" : "them"})`);
