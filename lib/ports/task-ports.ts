@@ -98,6 +98,15 @@ export function socketInodes(pid: number, procRoot = "/proc"): number[] {
   return out;
 }
 
+/** Whether `pid` is outlive-shim (its comm, which the shim sets by exec'ing itself under its name). */
+function isShim(pid: number, procRoot: string): boolean {
+  try {
+    return readFileSync(`${procRoot}/${pid}/comm`, "latin1") === "outlive-shim\n";
+  } catch {
+    return false;
+  }
+}
+
 /** The network namespace of a process (`/proc/PID/ns/net`), to read its tables once per namespace. */
 function netNamespace(pid: number, procRoot: string): string | null {
   try {
@@ -130,9 +139,12 @@ export function portsOfTasks(records: readonly TaskRecord[], procRoot = "/proc")
   const out = new Map<string, ListeningPort[]>();
   const members = taskProcesses(records, procRoot);
   const tables = new Map<string, Map<number, ListeningPort>>();
+  const leaders = new Map(records.map((r) => [r.id, r.pid]));
   for (const [id, pids] of members) {
     const seen = new Map<string, ListeningPort>();
     for (const pid of pids) {
+      // outlive-shim, the task's leader, listens on nothing: its dozen descriptors are not worth a readlink each.
+      if (pid === leaders.get(id) && isShim(pid, procRoot)) continue;
       const inodes = socketInodes(pid, procRoot);
       if (inodes.length === 0) continue;
       const ns = netNamespace(pid, procRoot) ?? `pid:${pid}`;
