@@ -2,7 +2,7 @@
 // test/layout/layers.test.ts). Type-only imports count (tsPreCompilationDeps): a type that points up is a
 // layer that points up, and the next value import along it is an import cycle at load time.
 /** The lib/ folders below the supervisor: data flows probe → place → spawn → record → observe → replay. */
-const BELOW_SUPERVISOR = "^lib/(store|proc|placement|spawn|spawner|observe|replay|kill|end|output|pty|retention|generation|census|start|pool|rpc)/";
+const BELOW_SUPERVISOR = "^lib/(store|proc|placement|spawn|spawner|observe|replay|kill|end|output|pty|retention|generation|census|start|pool|rpc|ready|ports|limits)/";
 
 /** What the driver loads inside the container, and what it must never load. */
 const INSIDE = "^harness/(inside|cases|shared|examples)/|^harness/mod\\.ts$";

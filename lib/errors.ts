@@ -15,6 +15,12 @@ export type OutliveErrorCode =
   /** An argv task's program exists but cannot be run: no execute permission, a directory (the CLI's `run` exits 126). */
   | "E_NOT_EXECUTABLE"
   | "E_MEMORY_CAP_UNSUPPORTED"
+  /** A CPU or pids limit the placement cannot enforce here (the controller is missing, or a process group has no cgroup). */
+  | "E_LIMIT_UNSUPPORTED"
+  /** A restart policy where tasks run under the shell wrapper: only outlive-shim carries one out. */
+  | "E_RESTART_UNSUPPORTED"
+  /** A wait for readiness ended without it: the task ended first, or its ready timeout passed (the task runs on). */
+  | "E_NOT_READY"
   | "E_CLOSED"
   | "E_NOT_PTY"
   | "E_PTY_CLOSED"

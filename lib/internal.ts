@@ -21,3 +21,8 @@ export { spawnerCgroupEvidence } from "./replay/spawner-cgroup.ts";
 export { defaultShellPath, shellPathProblem } from "./spawn/shell-path.ts";
 export { checkOutputOptions } from "./output/request.ts";
 export { holderAnswers } from "./control/socket-client.ts";
+export { portsOfTasks, portText, taskProcesses } from "./ports/task-ports.ts";
+export { parseNetTable, readListeningSockets } from "./ports/proc-net.ts";
+export { readEnvFile, type EnvFile } from "./start/env-file.ts";
+export { specDigest } from "./start/spec-digest.ts";
+export { restartDelays } from "./start/restart-policy.ts";

@@ -24,7 +24,19 @@
 // promise are in lib/internal.ts (`outlive/internal`).
 
 // The supervisor: open a storage, run, wait, kill, hear completions, drain.
-export { Supervisor, type DrainReason, type KillResult, type ReplayReport } from "./supervisor/supervisor.ts";
+export {
+  Supervisor,
+  type DrainReason,
+  type EnsureOutcome,
+  type KillResult,
+  type ListeningPort,
+  type ReplayReport,
+  type RunResult,
+} from "./supervisor/supervisor.ts";
+// Dev servers: when a task is ready (and what dates it), its restart policy, its CPU and pids limits.
+export { READY_AT_SOURCES, type ReadyAtSource, type ReadySpec } from "./ready/ready-spec.ts";
+export type { RestartPolicy } from "./start/restart-policy.ts";
+export type { LimitEvents } from "./limits/limits.ts";
 export type { PlacementChoice, RunSpec, SupervisorMode, SupervisorOptions } from "./supervisor/options.ts";
 export { TASK_STEPS, type StepListener, type TaskStep } from "./start/task-steps.ts";
 export type { KillRequest } from "./kill/task-kills.ts";

@@ -1,4 +1,6 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --
+// `--` ends node's own options: Node 20 takes an `--env-file` anywhere on its command line as its own (it reads
+// the file into outlive's environment, or exits 9 when there is none), `outlive run --env-file FILE`'s included.
 /**
  * The `outlive` command as installed: loads the CLI by a dynamic import, so
  * that a load the system refuses (too few file descriptors under a low

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --
 /**
  * The npm package's CLI: the commands of command-table.ts and `scenario`,
  * which runs from the package (its harness finds its cases and hooks beside

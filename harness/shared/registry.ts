@@ -15,6 +15,7 @@ export const SCENARIO_NAMES = [
   "arguments",
   "stop-ends-tasks",
   "memory-cap",
+  "limits",
   "respawn-race",
   "census-dev-server",
   "census-setsid-child",

@@ -26,7 +26,11 @@ export interface LocalSessionOptions {
   chunkBytes?: number;
 }
 
-const RUN_PARAMS = ["argv", "shell", "shellPath", "id", "cwd", "env", "key", "timeoutSeconds", "memoryMaxBytes", "maxOutputBytes", "pty", "keepAfterEndMs", "mcpTask"];
+const RUN_PARAMS = [
+  "argv", "shell", "shellPath", "id", "cwd", "env", "key", "timeoutSeconds", "memoryMaxBytes", "maxOutputBytes", "pty",
+  "envFile", "ensure", "cpuCores", "pidsMax", "readyLog", "readyPort", "readyHttp", "readyTimeoutSeconds", "waitReady",
+  "restart", "restartMax", "restartDelaySeconds", "restartDelayMaxSeconds", "keepAfterEndMs", "mcpTask",
+];
 const STREAMS: readonly OutputStream[] = ["stdout", "stderr"];
 /** The largest `maxBytes` an `output` call may ask for. */
 export const MAX_OUTPUT_CALL_BYTES = 1 << 20;
@@ -39,6 +43,7 @@ export const MAX_OUTPUT_CALL_BYTES = 1 << 20;
  */
 export class LocalSession {
   private subscription: ReturnType<ControlTarget["subscribeCompletions"]> | null = null;
+  private unsubscribeReady: (() => void) | null = null;
   private readonly follows = new Map<string, AbortController>();
   private readonly waits = new Set<AbortController>();
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -68,6 +73,7 @@ export class LocalSession {
     for (const w of this.waits) w.abort();
     for (const f of this.follows.values()) f.abort();
     this.subscription?.close();
+    this.unsubscribeReady?.();
     await Promise.allSettled([...this.inFlight]);
   }
 
@@ -78,10 +84,11 @@ export class LocalSession {
         return this.initialize(paramsOf(method, params, ["protocolVersion", "clientInfo", "capabilities"]));
       case "run": {
         const p = paramsOf(method, params, RUN_PARAMS);
-        return sup.run(p as never);
+        // A task that waited for its readiness answers with the ports it listens on, as get does.
+        return this.withPorts([await sup.run(p as never)])[0];
       }
       case "get":
-        return sup.get(taskId(method, paramsOf(method, params, ["id"])));
+        return this.withPorts([sup.get(taskId(method, paramsOf(method, params, ["id"])))])[0];
       case "list":
         return this.list(paramsOf(method, params, ["state", "key"]));
       case "kill": {
@@ -89,8 +96,9 @@ export class LocalSession {
         return sup.kill(taskId(method, p), { graceMs: optionalInteger(method, p, "graceMs", 0), cancel: optionalBoolean(method, p, "cancel") });
       }
       case "wait": {
-        const p = paramsOf(method, params, ["id", "timeoutMs"]);
-        return this.wait(taskId(method, p), optionalInteger(method, p, "timeoutMs", 0));
+        const p = paramsOf(method, params, ["id", "timeoutMs", "until"]);
+        const until = optionalString(method, p, "until", ["end", "ready"] as const) ?? "end";
+        return this.wait(taskId(method, p), optionalInteger(method, p, "timeoutMs", 0), until);
       }
       case "ack":
         return sup.ack(taskId(method, paramsOf(method, params, ["id"])));
@@ -135,6 +143,8 @@ export class LocalSession {
         paramsOf(method, params, []);
         this.subscription?.close();
         this.subscription = null;
+        this.unsubscribeReady?.();
+        this.unsubscribeReady = null;
         return { subscribed: false };
       case "output/follow":
         return this.follow(paramsOf(method, params, ["id", "stream", "from"]));
@@ -174,29 +184,38 @@ export class LocalSession {
     };
   }
 
+  /** Each live task with its listening sockets, read from /proc now (they are never stored). */
+  private withPorts(records: TaskRecord[]): TaskRecord[] {
+    const live = records.filter((r) => !isTerminal(r.state));
+    if (live.length === 0) return records;
+    const ports = this.sup.ports(live);
+    return records.map((r) => (ports.has(r.id) ? { ...r, ports: ports.get(r.id) } : r));
+  }
+
   private list(p: Record<string, unknown>): TaskRecord[] {
     const state = optionalString("list", p, "state", [...ALL_STATES, "live", "finished"] as const);
     const key = optionalString("list", p, "key");
-    return this.sup.list().filter((r) => {
+    return this.withPorts(this.sup.list().filter((r) => {
       if (key !== undefined && r.key !== key) return false;
       if (state === "live") return !isTerminal(r.state);
       if (state === "finished") return isTerminal(r.state);
       return state === undefined || r.state === (state as TaskState);
-    });
+    }));
   }
 
-  private async wait(id: string, timeoutMs: number | undefined): Promise<TaskRecord> {
-    const ending = this.sup.wait(id);
+  /** `until: "end"` answers the terminal record; `"ready"` the record once ready (E_NOT_READY when it never is); either, with timeoutMs, the record as it is then. */
+  private async wait(id: string, timeoutMs: number | undefined, until: "end" | "ready"): Promise<TaskRecord> {
+    const ending = until === "ready" ? this.sup.waitReady(id) : this.sup.wait(id);
     const stop = new AbortController();
     this.waits.add(stop);
     try {
       return await new Promise<TaskRecord>((resolve, reject) => {
-        ending.then(resolve, reject);
+        ending.then((r) => resolve(until === "ready" ? this.withPorts([r])[0] : r), reject);
         stop.signal.addEventListener("abort", () => reject(new OutliveError("E_CLOSED", "the supervisor closed while waiting; ask again")), { once: true });
         if (timeoutMs !== undefined) {
           const timer = setTimeout(() => {
             try {
-              resolve(this.sup.get(id));
+              resolve(this.withPorts([this.sup.get(id)])[0]);
             } catch (error) {
               reject(error);
             }
@@ -244,6 +263,8 @@ export class LocalSession {
 
   private subscribe(): void {
     if (this.subscription) return;
+    // A task's readiness is news too: told to the subscriber as it happens (not kept for later, unlike a completion).
+    this.unsubscribeReady = this.sup.subscribeReady((record) => void this.options.notify("ready", record));
     const subscription = this.sup.subscribeCompletions();
     this.subscription = subscription;
     void (async () => {

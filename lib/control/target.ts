@@ -6,6 +6,7 @@ import type { ReplayReport } from "../replay/replay-at-open.ts";
 import type { PruneResult } from "../retention/retention.ts";
 import type { RunSpec } from "../start/run-spec.ts";
 import type { TaskRecord } from "../store/record/record.ts";
+import type { ListeningPort } from "../ports/proc-net.ts";
 import type { TaskStore } from "../store/task-store.ts";
 
 /**
@@ -21,6 +22,9 @@ export interface ControlTarget {
   readonly placementReason: string;
   readonly replayReport: ReplayReport;
   run(spec: RunSpec): Promise<TaskRecord>;
+  waitReady(id: string): Promise<TaskRecord>;
+  subscribeReady(listener: (record: TaskRecord) => void): () => void;
+  ports(records: readonly TaskRecord[]): Map<string, ListeningPort[]>;
   get(id: string): TaskRecord;
   list(): TaskRecord[];
   wait(id: string): Promise<TaskRecord>;

@@ -8,6 +8,21 @@ import { fileSystemFull, fullDiskWords } from "../store/full-disk/space.ts";
 import type { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import { type TaskEnd, terminalRecord } from "./terminal-record.ts";
+import { readAttempts } from "../observe/attempts.ts";
+import { readLimitEvents } from "../limits/limit-events.ts";
+import type { TaskPaths } from "../store/layout.ts";
+
+/** What a task's restart policy and limits came to, for its terminal record; nothing for a task without them. */
+function endCounts(record: TaskRecord, paths: TaskPaths): Partial<TaskRecord> {
+  const out: Partial<TaskRecord> = {};
+  if (record.restart) {
+    const attempts = readAttempts(paths.attempts);
+    if (attempts) out.restarts = attempts.restarts;
+  }
+  const limits = readLimitEvents(record, paths);
+  if (limits) out.limitEvents = limits;
+  return out;
+}
 
 /** One task to end, and how. */
 export interface Ending {
@@ -88,7 +103,9 @@ export class TaskEnder {
     const root = this.o.store.root;
     const output = await summarizeOutput(this.o.store.paths(record.id), this.o.tailBytes);
     const full = output.lastOutputAt !== null && fileSystemFull(root);
-    const done = terminalRecord(table.get(record.id) ?? record, end, output, fullDiskWords(full, root), new Date());
+    const paths = this.o.store.paths(record.id);
+    const current = table.get(record.id) ?? record;
+    const done = { ...terminalRecord(current, end, output, fullDiskWords(full, root), new Date()), ...endCounts(current, paths) };
     return table.claim(done) ? done : null;
   }
 }

@@ -3,6 +3,8 @@
 // @ts-types="../../node_modules/@modelcontextprotocol/sdk/dist/esm/types.d.ts"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { isTerminal, type TaskRecord } from "../store/record/record.ts";
+import type { ListeningPort } from "../ports/proc-net.ts";
+import { portText } from "../ports/task-ports.ts";
 
 /**
  * What each tool answers: text a model reads first (the task's state and
@@ -18,11 +20,35 @@ export function taskAnswer(record: TaskRecord, lead = ""): CallToolResult {
   return result(`${lead}${describeTask(record)}`, { task: record });
 }
 
-/** `wait_task`: the task, and whether it ended before the time ran out. */
-export function waitAnswer(record: TaskRecord, timeoutSeconds: number): CallToolResult {
+/** `wait_task`: the task, and whether it ended (or, until ready, became ready) before the time ran out. */
+export function waitAnswer(record: TaskRecord, timeoutSeconds: number, until: "end" | "ready" = "end"): CallToolResult {
   const ended = isTerminal(record.state);
+  if (until === "ready") {
+    const ready = Boolean(record.readyAt);
+    const lead = ready ? "" : `Not ready yet after waiting ${timeoutSeconds} s (still ${record.state}); call wait_task with until "ready" again to keep waiting.\n`;
+    return result(`${lead}${describeTask(record)}`, { task: record, ended, ready });
+  }
   const lead = ended ? "" : `Still ${record.state} after waiting ${timeoutSeconds} s; call wait_task again to keep waiting.\n`;
   return result(`${lead}${describeTask(record)}`, { task: record, ended });
+}
+
+/**
+ * `run_task`: what was started, kept or replaced, and, when it waited for
+ * readiness `waitedSeconds`, whether the task is ready (with its ports).
+ */
+export function runAnswer(record: TaskRecord & { ensured?: { outcome: string; replaced: string | null; differs: string[] } }, waitedSeconds: number | null): CallToolResult {
+  const e = record.ensured;
+  const lead = e?.outcome === "kept"
+    ? `Kept task ${record.id}: it already runs under key ${JSON.stringify(record.key)} with the same spec, so no second one was started.\n`
+    : e?.outcome === "replaced"
+    ? `Started task ${record.id}, replacing ${e.replaced} under key ${JSON.stringify(record.key)} (its ${e.differs.join(", ")} differed).\n`
+    : `Started task ${record.id}.\n`;
+  const waiting = waitedSeconds === null || record.readyAt
+    ? ""
+    : `Not ready yet after waiting ${waitedSeconds} s (still ${record.state}); call wait_task with until "ready" to keep waiting.\n`;
+  const structured: Record<string, unknown> = { task: record };
+  if (waitedSeconds !== null) structured.ready = Boolean(record.readyAt);
+  return result(`${lead}${waiting}${describeTask(record)}`, structured);
 }
 
 /** `list_tasks`: one line a task, oldest first; only the newest `limit` of them, saying how many more there are. */
@@ -77,6 +103,13 @@ export function inputAnswer(id: string, bytes: number): CallToolResult {
   return result(`Typed ${bytes} byte${bytes === 1 ? "" : "s"} into task ${id}'s terminal.`, { id, bytes });
 }
 
+/** `run_task` with waitReady, when the task ended or its ready timeout passed first: started, and not ready, in the model's words. */
+export function notReadyAnswer(id: string, error: Error & { task?: TaskRecord }): CallToolResult {
+  const task = error.task;
+  const text = `Started task ${id}, but it is not ready: ${error.message}${task ? `\n${describeTask(task)}` : ""}`;
+  return { ...result(text, { ...(task ? { task } : {}), ready: false, error: { code: "E_NOT_READY", message: error.message } }), isError: true };
+}
+
 /** A tool's failure: what went wrong, with outlive's code, as a tool error the model sees. */
 export function errorAnswer(tool: string, error: unknown): CallToolResult {
   const message = error instanceof Error ? error.message : String(error);
@@ -98,8 +131,20 @@ export function describeTask(r: TaskRecord): string {
   } else {
     if (r.state === "killing" && r.killReason) lines.push(`Being killed: ${r.killReason}.`);
     lines.push(`Started at ${r.startedAt ?? r.createdAt}; deadline ${r.deadlineAt}${r.deadlineIsTimeout ? " (its timeout)" : " (the default ceiling)"}.`);
+    if (r.ready) lines.push(r.readyAt ? `Ready since ${r.readyAt} (${r.readyAtSource}).` : "Not ready yet.");
+    const ports = (r as TaskRecord & { ports?: ListeningPort[] }).ports;
+    if (ports) lines.push(ports.length === 0 ? "Listening on no port yet." : `Listening on ${ports.map(portWords).join(", ")}.`);
   }
+  if (r.restart) lines.push(`Restarted ${r.restarts ?? 0} time${r.restarts === 1 ? "" : "s"} (policy ${r.restart.when}, at most ${r.restart.max}).`);
   return lines.join("\n");
+}
+
+/** A listening socket as an agent uses it: a TCP port as a URL it may open, a UDP one as it is. */
+function portWords(p: ListeningPort): string {
+  if (p.proto === "udp") return `udp ${portText(p)}`;
+  // A wildcard address is reached on the loopback one.
+  const host = p.address === "0.0.0.0" ? "127.0.0.1" : p.address === "::" ? "[::1]" : p.address.includes(":") ? `[${p.address}]` : p.address;
+  return `tcp ${portText(p)} (http://${host}:${p.port}/ if it serves HTTP)`;
 }
 
 /** One line: id, state (with the exit code), pid or reason, and the command. */

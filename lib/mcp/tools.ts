@@ -5,8 +5,11 @@ import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/
 import { z } from "zod";
 import { OutliveError } from "../errors.ts";
 import { ALL_STATES, type TaskRecord } from "../store/record/record.ts";
-import { inputAnswer, killAnswer, listAnswer, outputAnswer, taskAnswer, waitAnswer } from "./answers.ts";
+import { inputAnswer, killAnswer, listAnswer, notReadyAnswer, outputAnswer, runAnswer, taskAnswer, waitAnswer } from "./answers.ts";
 import { chunkText } from "./output-text.ts";
+
+/** `run`'s answer: a record, with `ensured` when the call asked to ensure. */
+type RunAnswer = TaskRecord & { ensured?: { outcome: string; replaced: string | null; differs: string[] } };
 
 /** One call of the wire protocol (lib/session/session.ts's `Session.call`): what every tool is built on. */
 export type RpcCall = (method: string, params?: unknown) => Promise<unknown>;
@@ -58,7 +61,10 @@ export interface ToolDefinition {
  * ```
  */
 export function runSpecOf(args: Record<string, unknown>, limits: ToolLimits): Record<string, unknown> {
-  return { ...args, cwd: args.cwd ?? limits.cwd };
+  // waitReady is the tool's, not the wire's run: run_task asks for readiness apart (bounded like wait_task), and an
+  // MCP task answers at once and is polled.
+  const { waitReady: _waitReady, ...spec } = args;
+  return { ...spec, cwd: spec.cwd ?? limits.cwd };
 }
 
 const id = z.string().min(1).describe("The task's id, as run_task or list_tasks gave it.");
@@ -78,6 +84,8 @@ export const TOOLS: readonly ToolDefinition[] = [
       "Start a command as a durable background task and return its id at once.",
       "The task keeps running when this MCP server, or the agent's harness, restarts; a later server finds it again by its id.",
       "Give exactly one of argv (no shell) or shell (run by /bin/sh -c).",
+      "For a dev server: say when it is ready (readyLog, readyPort or readyHttp) and pass waitReady to get the answer once it is, with the ports it listens on;",
+      "give it a key and ensure, so that running it again returns the same server instead of a second one.",
       "Follow it with get_task, wait_task and task_output; call ack_task once you have used its result.",
     ].join(" "),
     inputSchema: {
@@ -86,7 +94,20 @@ export const TOOLS: readonly ToolDefinition[] = [
       id: z.string().optional().describe("An id of your choosing (lowercase letters, digits and -, at most 63); default: a fresh one."),
       cwd: z.string().optional().describe("Absolute working directory; default: the directory outlive mcp was started in."),
       env: z.record(z.string(), z.string()).optional().describe("Variables set on top of the server's environment."),
-      key: z.string().optional().describe("A key: starting a task with the key of a live one supersedes (kills) the older."),
+      key: z.string().optional().describe("A key: starting a task with the key of a live one supersedes (kills) the older, unless ensure."),
+      ensure: z.boolean().optional().describe("With key: if a live task under the key was started with the same spec, return it (kept) instead of starting another."),
+      envFile: z.string().optional().describe("Absolute path of a .env file whose variables the task gets (env wins); values are never stored."),
+      readyLog: z.string().optional().describe('Ready once a line of output matches this regular expression, e.g. "ready in|Local:".'),
+      readyPort: z.number().int().min(1).max(65535).optional().describe("Ready once the task's own processes listen on this TCP port."),
+      readyHttp: z.string().optional().describe("Ready once this http(s) URL answers 2xx or 3xx."),
+      readyTimeoutSeconds: z.number().positive().optional().describe("How long readiness may take from the start (default 60); the task runs on after it."),
+      waitReady: z.boolean().optional().describe("Answer once the task is ready (bounded by this server's --wait-max; then call wait_task with until ready)."),
+      restart: z.enum(["on-failure", "always"]).optional().describe("Start the command again when it fails (on-failure) or ends (always)."),
+      restartMax: z.number().int().positive().optional().describe("At most this many restarts (default 5)."),
+      restartDelaySeconds: z.number().positive().optional().describe("First delay before a restart, doubling each time (default 1)."),
+      restartDelayMaxSeconds: z.number().positive().optional().describe("Longest delay between restarts (default 30)."),
+      cpuCores: z.number().positive().optional().describe("CPU limit in cores, e.g. 0.5, where the placement enforces one."),
+      pidsMax: z.number().int().positive().optional().describe("Most processes and threads at once, where the placement enforces it."),
       timeoutSeconds: z.number().positive().optional().describe("Kill the task after this many seconds."),
       memoryMaxBytes: z.number().int().positive().optional().describe("Memory cap in bytes, where the placement enforces one."),
       maxOutputBytes: z.number().int().nonnegative().optional().describe("Bytes of output kept per stream (0: all)."),
@@ -95,8 +116,17 @@ export const TOOLS: readonly ToolDefinition[] = [
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     taskSupport: "optional",
     async answer(call, args, limits) {
-      const record = (await call("run", runSpecOf(args, limits))) as TaskRecord;
-      return taskAnswer(record, `Started task ${record.id}.\n`);
+      const record = (await call("run", runSpecOf(args, limits))) as RunAnswer;
+      if (!args.waitReady) return runAnswer(record, null);
+      // Bounded like wait_task: the readiness wait is asked apart, so a long one ends in an answer, not a client's timeout.
+      const seconds = Math.min(limits.waitMaxSeconds, (args.readyTimeoutSeconds as number | undefined) ?? limits.waitMaxSeconds);
+      try {
+        const ready = (await call("wait", { id: record.id, until: "ready", timeoutMs: Math.round(seconds * 1000) })) as TaskRecord;
+        return runAnswer({ ...ready, ensured: record.ensured }, seconds);
+      } catch (error) {
+        if ((error as OutliveError).code !== "E_NOT_READY") throw error;
+        return notReadyAnswer(record.id, error as Error & { task?: TaskRecord });
+      }
     },
   },
   {
@@ -153,6 +183,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: {
       id,
       timeoutSeconds: z.number().positive().optional().describe("Most seconds to wait (default and ceiling set by the server: 30 and 50 unless --wait-default and --wait-max say otherwise)."),
+      until: z.enum(["end", "ready"]).optional().describe("end (default): until the task ends; ready: until its readiness condition holds (an error says it ended or timed out first)."),
     },
     annotations: { readOnlyHint: true, openWorldHint: false },
     async answer(call, args, limits) {
@@ -160,8 +191,9 @@ export const TOOLS: readonly ToolDefinition[] = [
       if (seconds > limits.waitMaxSeconds) {
         throw new OutliveError("E_BAD_OPTION", `timeoutSeconds is ${seconds}; expected at most ${limits.waitMaxSeconds} (this server's --wait-max): wait in several calls`);
       }
-      const record = (await call("wait", { id: args.id, timeoutMs: Math.round(seconds * 1000) })) as TaskRecord;
-      return waitAnswer(record, seconds);
+      const until = (args.until as "end" | "ready" | undefined) ?? "end";
+      const record = (await call("wait", { id: args.id, timeoutMs: Math.round(seconds * 1000), until })) as TaskRecord;
+      return waitAnswer(record, seconds, until);
     },
   },
   {

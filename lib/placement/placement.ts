@@ -1,5 +1,6 @@
 import type { LiveProcess } from "../proc/identity.ts";
 import type { SpawnerHome } from "./spawner-home.ts";
+import type { TaskLimits } from "../limits/limits.ts";
 import type { PlacementName, TaskLocation, TaskRecord } from "../store/record/record.ts";
 
 /** Whether a placement can work on this machine, and why (not). */
@@ -10,6 +11,12 @@ export interface PlacementProbe {
   reason: string;
   /** Facts found on the way: versions, paths, controllers. */
   details: Record<string, unknown>;
+  /**
+   * The cgroup v2 controllers a task of this placement can be limited by
+   * (`memory`, `cpu`, `pids`, …); empty for none (a process group), null
+   * where the placement does not work here.
+   */
+  controllers: string[] | null;
 }
 
 /** What a task needs to be placed: only validated values reach a placement. */
@@ -18,6 +25,10 @@ export interface PlacementTask {
   /** Seconds from now until the backstop must end the task even with no supervisor alive. */
   backstopSeconds: number;
   memoryMaxBytes: number | null;
+  /** Cores (`cpu.max`, `CPUQuota=`); null or absent for no limit. */
+  cpuCores?: number | null;
+  /** Processes at once (`pids.max`, `TasksMax=`); null or absent for no limit. */
+  pidsMax?: number | null;
 }
 
 /**
@@ -75,6 +86,12 @@ export interface Placement {
    * false where the placement cannot watch (no cgroup).
    */
   watchEmpty(record: TaskRecord, onEmpty: () => void, signal: AbortSignal): boolean;
+  /**
+   * Why this placement cannot enforce these CPU and pids limits here (a
+   * controller missing, no cgroup of its own), or null when it can. Asked at
+   * `run`'s door, before anything is stored.
+   */
+  limitsProblem(limits: TaskLimits): Promise<string | null>;
   /** OOM kills in the task's cgroup; null where there is no memory accounting. */
   memoryEvents(record: TaskRecord): Promise<MemoryEvents | null>;
   /** Task ids of this prefix whose unit or cgroup exists now. */

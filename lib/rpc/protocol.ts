@@ -29,8 +29,9 @@ export type MethodName = (typeof METHODS)[number];
 
 /**
  * The notifications a server sends: `completion` (a task ended, to a
- * subscriber of `completions/subscribe`) and `output` (a followed task's
- * new output, to a follower of `output/follow`).
+ * subscriber of `completions/subscribe`), `output` (a followed task's
+ * new output, to a follower of `output/follow`) and `ready` (a task's
+ * readiness condition held, to a subscriber of `completions/subscribe`).
  *
  * @example
  * ```ts
@@ -38,7 +39,7 @@ export type MethodName = (typeof METHODS)[number];
  * console.log(NOTIFICATIONS.includes("completion")); // true
  * ```
  */
-export const NOTIFICATIONS = ["completion", "output"] as const;
+export const NOTIFICATIONS = ["completion", "output", "ready"] as const;
 
 /**
  * JSON-RPC 2.0's own error codes, and the ones outlive adds in the server range.
@@ -105,7 +106,10 @@ export function toRpcError(error: unknown): RpcError {
     // The library's checks name the option as `name` in their message; the wire says it in data too.
     // E_BAD_ID is the task id's own check (its message quotes the value, not the name): the param is `id`.
     const param = !bad ? undefined : error.code === "E_BAD_ID" ? "id" : /`([^`]+)`/.exec(error.message)?.[1];
-    return new RpcError(bad ? RPC_ERRORS.invalidParams : RPC_ERRORS.outlive, error.message, param ? { code: error.code, param } : { code: error.code });
+    // E_NOT_READY carries the task as it was, so a client sees its state and reason without asking again.
+    const task = (error as { task?: unknown }).task;
+    const data = param ? { code: error.code, param } : task !== undefined ? { code: error.code, task } : { code: error.code };
+    return new RpcError(bad ? RPC_ERRORS.invalidParams : RPC_ERRORS.outlive, error.message, data);
   }
   const code = (error as { code?: unknown })?.code;
   const message = error instanceof Error ? error.message : String(error);
@@ -119,7 +123,11 @@ export function toRpcError(error: unknown): RpcError {
  */
 export function fromRpcError(error: { code: number; message: string; data?: unknown }): Error {
   const code = (error.data as { code?: unknown } | undefined)?.code;
-  if (typeof code === "string" && code.startsWith("E_")) return new OutliveError(code as never, error.message);
+  const task = (error.data as { task?: unknown } | undefined)?.task;
+  if (typeof code === "string" && code.startsWith("E_")) {
+    const own = new OutliveError(code as never, error.message);
+    return task === undefined ? own : Object.assign(own, { task });
+  }
   return new RpcError(error.code, error.message, error.data as Record<string, unknown> | undefined);
 }
 

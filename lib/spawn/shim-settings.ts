@@ -53,6 +53,11 @@ import type { PtySize } from "../pty/size.ts";
  *   is a line of `io/attempts`: `{"attempt":N,"event":"start","at":MS,
  *   "pid":P,"stdout":BYTES,"stderr":BYTES}` and `{"attempt":N,"event":"end",
  *   "at":MS,"code":C}`. `io/ended` and the exit marker come once, at the end.
+ * - Limit counters (`limit_stats`, the cgroup v2 mount): just before `io/ended`
+ *   the shim copies its own cgroup's (`/proc/self/cgroup`) `pids.events` and
+ *   `cpu.stat` to `io/pids.events` and `io/cpu.stat` (temp + rename; a file
+ *   that cannot be read is left out), so what a CPU or pids limit did is
+ *   known after a systemd scope's cgroup is gone, with no supervisor alive.
  */
 export interface ShimSettings {
   /** The task's id: also the shim's argv[1]. */
@@ -83,6 +88,8 @@ export interface ShimSettings {
    * `/run/dbus/system_bus_socket`, null for none (systemctl alone).
    */
   systemBus?: string | null;
+  /** The cgroup v2 mount: at its end the shim copies its cgroup's `pids.events` and `cpu.stat` into `io/`. */
+  limitStats?: string | null;
 }
 
 /**
@@ -121,6 +128,7 @@ export function encodeShimSettings(s: ShimSettings): Buffer {
     );
   }
   if (s.systemBus !== undefined) fields.push(["system_bus", s.systemBus ?? ""]);
+  if (s.limitStats) fields.push(["limit_stats", s.limitStats]);
   fields.push(["end", ""]);
   const bad = fields.find(([, v]) => v.includes("\0"));
   if (bad) throw new Error(`The shim's setting \`${bad[0]}\` cannot hold a NUL byte`);

@@ -2,6 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { OutliveError } from "../errors.ts";
 import { signalGroup } from "../kill/process-group.ts";
 import type { Placement } from "../placement/placement.ts";
+import { findCgroup2Mount } from "../placement/cgroup-fs.ts";
 import { inspectPid } from "../proc/identity.ts";
 import { processStartedAt } from "../proc/start-time.ts";
 import type { TaskRecord } from "../store/record/record.ts";
@@ -70,6 +71,8 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
       id: record.id,
       backstopSeconds: deadlineSeconds + input.backstopSlackSeconds,
       memoryMaxBytes: record.memoryMaxBytes,
+      cpuCores: record.cpuCores ?? null,
+      pidsMax: record.pidsMax ?? null,
     });
     record = { ...record, location: plan.location };
     input.step("planned");
@@ -83,6 +86,7 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
       graceMs: input.graceMs,
       watch: input.watch,
       env,
+      limitStats: (record.cpuCores ?? null) !== null || (record.pidsMax ?? null) !== null ? findCgroup2Mount() : null,
     });
     const argv = [...plan.prefix, ...program.argv];
     // Under a placement's prefix (systemd-run) the shim's argv[0] is its path; it names itself (see the shim's main.rs).

@@ -45,6 +45,8 @@ export interface TaskProgramInput {
   watch: "inotify" | "poll";
   /** The task's environment, for a PTY task's wrapper-and-holder (it restores SHELL and TERM itself). */
   env: Record<string, string | undefined>;
+  /** The cgroup v2 mount, when the task has CPU or pids limits whose counters the shim copies at its end. */
+  limitStats?: string | null;
 }
 
 /**
@@ -82,6 +84,9 @@ export function taskProgram(input: TaskProgramInput): TaskProgram {
       commandPid: !record.pty,
       command,
       pty: record.pty ? { dir: ptyPaths(paths.dir).dir, ...record.pty } : null,
+      restart: record.restart ?? null,
+      // What the task's CPU and pids limits did is read by the shim as it ends, while its cgroup still exists.
+      limitStats: input.limitStats ?? null,
     });
     return { kind: "shim", argv: [input.shim, record.id], argv0: SHIM_NAME, stdin };
   }

@@ -1,6 +1,6 @@
 import type { Incarnation } from "../store/storage/incarnation.ts";
 import { type PlacementName, schemaVersionFor, type TaskRecord } from "../store/record/record.ts";
-import type { CheckedRunSpec } from "./run-spec.ts";
+import { type CheckedRunSpec, taskEnv } from "./run-spec.ts";
 
 /** What a new record takes from outside the run spec. */
 export interface NewRecordContext {
@@ -25,7 +25,8 @@ export interface NewRecordContext {
  * @example
  * ```ts
  * import { newTaskRecord } from "./new-record.ts";
- * const spec = { id: null, command: { argv: ["true"] }, cwd: "/", env: {}, timeoutSeconds: 60, memoryMaxBytes: null, key: null, pty: null, maxOutputBytes: null };
+ * const spec = { id: null, command: { argv: ["true"] }, cwd: "/", env: {}, timeoutSeconds: 60, memoryMaxBytes: null, key: null, pty: null, maxOutputBytes: null,
+ *   ready: null, waitReady: false, ensure: false, restart: null, cpuCores: null, pidsMax: null, envFile: null, specDigest: "sha256:00" };
  * const incarnation = { id: "i-1", pid: 1, startTime: "1", cgroup: null, bootId: "b", startedAt: "2026-12-01T00:00:00.000Z" };
  * const r = newTaskRecord(spec, { id: "t-1", generation: null, now: new Date("2026-12-01T00:00:00Z"), incarnation, bootId: "b", placement: "process-group", ceilingSeconds: 86400, maxOutputBytes: 0 });
  * console.log(r.state, r.deadlineAt); // "starting" "2026-12-01T00:01:00.000Z"
@@ -68,10 +69,17 @@ export function newTaskRecord(spec: CheckedRunSpec, ctx: NewRecordContext): Task
     pty: spec.pty,
     maxOutputBytes: spec.maxOutputBytes ?? ctx.maxOutputBytes,
     // Names only: a value may be a secret, and the record is read by anyone who may read the storage.
-    envNames: Object.keys(spec.env).sort(),
+    envNames: Object.keys(taskEnv(spec)).sort(),
     ...(spec.origin ? { origin: spec.origin } : {}),
     ...(spec.keepAfterEndMs === undefined ? {} : { keepAfterEndMs: spec.keepAfterEndMs }),
     ...(spec.mcpTask ? { mcpTask: true } : {}),
+    // The fields below are written only when asked for: a record without them is what it was before them.
+    ...(spec.envFile ? { envFile: spec.envFile.path } : {}),
+    ...(spec.ready ? { ready: spec.ready, readyAt: null, readyAtSource: null } : {}),
+    ...(spec.restart ? { restart: spec.restart, restarts: 0 } : {}),
+    ...(spec.cpuCores !== null ? { cpuCores: spec.cpuCores } : {}),
+    ...(spec.pidsMax !== null ? { pidsMax: spec.pidsMax } : {}),
+    specDigest: spec.specDigest,
   };
 }
 

@@ -5,6 +5,11 @@ import { shellPathProblem } from "../spawn/shell-path.ts";
 import { checkTaskId } from "../store/record/task-id.ts";
 import { checkPtySize, type PtySize } from "../pty/size.ts";
 import { MIN_OUTPUT_BYTES } from "../output/trim-loop.ts";
+import { checkLimits } from "../limits/limits.ts";
+import { checkReadySpec, type ReadyFields, type ReadySpec } from "../ready/ready-spec.ts";
+import { type EnvFile, readEnvFile } from "./env-file.ts";
+import { checkRestartPolicy, type RestartFields, type RestartPolicy } from "./restart-policy.ts";
+import { specDigest } from "./spec-digest.ts";
 
 export interface CheckedRunSpec {
   id: string | null;
@@ -22,6 +27,19 @@ export interface CheckedRunSpec {
   // ---- Kept after its end (durable MCP tasks): absent unless the caller gave them. ----
   keepAfterEndMs?: number;
   mcpTask?: true;
+  /** When the task counts as ready; null for no condition. */
+  ready: ReadySpec | null;
+  /** `run` resolves once the task is ready (or fails with E_NOT_READY). */
+  waitReady: boolean;
+  /** Under `key`: a live task of the same spec is kept and returned instead of replaced. */
+  ensure: boolean;
+  restart: RestartPolicy | null;
+  cpuCores: number | null;
+  pidsMax: number | null;
+  /** The env file read at the door; its values are passed to the task (under `env`), never stored. */
+  envFile: EnvFile | null;
+  /** The digest of this spec (see specDigest), kept in the record for `ensure`. */
+  specDigest: string;
 }
 
 /** Checks what `run` was given, naming the field and the value on any problem. */
@@ -74,6 +92,20 @@ export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number; sh
   if (key !== null && (typeof key !== "string" || key === "" || key.length > 200)) {
     throw bad("key", "a non-empty string of at most 200 characters", key);
   }
+  const ready = checkReadySpec(spec, bad);
+  const flag = (name: "waitReady" | "ensure") => {
+    const v = spec[name];
+    if (v !== undefined && typeof v !== "boolean") throw bad(name, "true or false", v);
+    return v === true;
+  };
+  const waitReady = flag("waitReady");
+  if (waitReady && !ready) throw bad("waitReady", "given with readyLog, readyPort or readyHttp (there is nothing to wait for)", spec.waitReady);
+  const ensure = flag("ensure");
+  if (ensure && key === null) throw bad("ensure", "given with a key (a task is ensured under its key)", spec.ensure);
+  const restart = checkRestartPolicy(spec, bad);
+  const limits2 = checkLimits(spec, bad);
+  const envFile = checkEnvFile(spec.envFile, bad);
+  const pty = spec.pty === undefined ? null : checkPtySize(spec.pty);
   return {
     id: spec.id === undefined ? null : checkTaskId(spec.id),
     command,
@@ -82,11 +114,18 @@ export function checkRunSpec(spec: RunSpec, limits: { ceilingSeconds: number; sh
     timeoutSeconds: timeout,
     memoryMaxBytes: memory,
     key,
-    pty: spec.pty === undefined ? null : checkPtySize(spec.pty),
+    pty,
     maxOutputBytes: spec.maxOutputBytes === undefined
       ? null
       : outputBound(spec.maxOutputBytes, 0, (v) => bad("maxOutputBytes", `0 or an integer >= ${MIN_OUTPUT_BYTES}`, v)),
     ...keptAfterEnd(spec, bad),
+    ready,
+    waitReady,
+    ensure,
+    restart,
+    ...limits2,
+    envFile,
+    specDigest: specDigest({ command, cwd, env, envFileDigest: envFile?.digest ?? null, timeoutSeconds: timeout, memoryMaxBytes: memory, ...limits2, pty, ready, restart }),
   };
 }
 
@@ -98,6 +137,23 @@ function keptAfterEnd(spec: RunSpec, bad: (name: string, expected: string, value
   return { ...(keep === undefined ? {} : { keepAfterEndMs: keep }), ...(spec.mcpTask ? { mcpTask: true as const } : {}) };
 }
 
+/** The env file, read and parsed at the door: unreadable or malformed, and nothing is stored. */
+function checkEnvFile(path: unknown, bad: (name: string, expected: string, value: unknown) => Error): EnvFile | null {
+  if (path === undefined) return null;
+  if (typeof path !== "string" || !path.startsWith("/") || path.includes("\0")) throw bad("envFile", "an absolute path to a dotenv file", path);
+  try {
+    return readEnvFile(path);
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    throw bad("envFile", `a readable dotenv file (${e.code ? `${e.code}: cannot read it` : e.message})`, path);
+  }
+}
+
+/** The variables a task gets on top of its starter's environment: the env file's, then `env`'s, which win. */
+export function taskEnv(spec: Pick<CheckedRunSpec, "env" | "envFile">): Record<string, string> {
+  return { ...(spec.envFile?.values ?? {}), ...spec.env };
+}
+
 function isDirectory(path: string): boolean {
   try {
     return statSync(path).isDirectory();
@@ -107,7 +163,7 @@ function isDirectory(path: string): boolean {
 }
 
 /** What `run` takes. */
-export interface RunSpec {
+export interface RunSpec extends ReadyFields, RestartFields {
   /** Task id; generated (`t-` + 16 hex) when absent. Must match `^[a-z0-9][a-z0-9-]{0,62}$`. */
   id?: string;
   /** The command as an argv: no shell is involved, arguments arrive byte for byte. */
@@ -133,6 +189,16 @@ export interface RunSpec {
   keepAfterEndMs?: number;
   /** Mark it an MCP task: its id is a handle that `outlive mcp`'s `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` resolve. */
   mcpTask?: boolean;
+  /** `run` resolves once the task is ready (see readyLog, readyPort, readyHttp), or rejects with E_NOT_READY when it ends first or readyTimeoutSeconds pass; the task runs on. */
+  waitReady?: boolean;
+  /** With `key`: a live task under the key whose spec is the same (see specDigest) is returned, marked kept, instead of replaced. */
+  ensure?: boolean;
+  /** Cores the task may use, e.g. 0.5 (cgroup placements with the cpu controller). */
+  cpuCores?: number;
+  /** Processes and threads the task may have at once; a fork over it fails with EAGAIN (cgroup placements with the pids controller). */
+  pidsMax?: number;
+  /** An absolute path to a dotenv file whose variables the task gets (`env` wins over it); read once, at `run`, and never stored. */
+  envFile?: string;
 }
 
 /** An output bound: 0 (keep all) or at least one block, the unit holes are punched in. */

@@ -15,7 +15,8 @@ import type { TaskEnd } from "../end/terminal-record.ts";
 import type { TaskStep } from "./task-steps.ts";
 import { deadlineSecondsOf, newTaskRecord } from "./new-record.ts";
 import { checkProgram } from "./program-lookup.ts";
-import type { CheckedRunSpec } from "./run-spec.ts";
+import { type CheckedRunSpec, taskEnv } from "./run-spec.ts";
+import { OutliveError } from "../errors.ts";
 
 /**
  * The space a task's terminal record is kept beyond its first record's
@@ -70,15 +71,30 @@ export interface TaskStarterOptions {
  */
 export class TaskStarter {
   private readonly underWay = new Set<Promise<unknown>>();
+  private readonly byKey = new Map<string, Set<Promise<unknown>>>();
 
   constructor(private readonly o: TaskStarterOptions) {}
 
   /** Starts a checked spec and resolves once it runs (in its cgroup, when it has one). */
   start(spec: CheckedRunSpec): Promise<TaskRecord> {
-    const running = this.startNow(spec);
-    const tracked = running.catch(() => {}).finally(() => this.underWay.delete(tracked));
+    const id = spec.id ?? newTaskId();
+    const running = this.startNow({ ...spec, id });
+    const key = spec.key;
+    const tracked: Promise<unknown> = running.catch(() => {}).finally(() => {
+      this.underWay.delete(tracked);
+      const starts = key === null ? undefined : this.byKey.get(key);
+      starts?.delete(tracked);
+      if (key !== null && starts?.size === 0) this.byKey.delete(key);
+    });
     this.underWay.add(tracked);
+    if (key !== null) this.byKey.set(key, (this.byKey.get(key) ?? new Set()).add(tracked));
     return running;
+  }
+
+  /** Resolves once every start under `key` under way here is over, one way or the other; null when none is. */
+  startingUnder(key: string): Promise<unknown> | null {
+    const starts = this.byKey.get(key);
+    return starts && starts.size > 0 ? Promise.allSettled([...starts]) : null;
   }
 
   /** Resolves once every start under way has finished, one way or the other. */
@@ -90,7 +106,15 @@ export class TaskStarter {
     const { table, store, placement, keyed, limits } = this.o;
     // A program that cannot run is refused at the door: nothing stored, and the key does not move, so a live
     // task under it stays current. Looked up here, by whoever starts the task, with the task's own cwd and env.
-    if ("argv" in spec.command) checkProgram(spec.command.argv, { ...process.env, ...spec.env }, spec.cwd);
+    if ("argv" in spec.command) checkProgram(spec.command.argv, { ...process.env, ...taskEnv(spec) }, spec.cwd);
+    // What the task asks of its process or placement and cannot have here is refused before anything is stored.
+    if (spec.restart && this.o.shim === null) {
+      throw new OutliveError("E_RESTART_UNSUPPORTED", "Cannot run a task under a restart policy here: tasks run under the shell wrapper (no outlive-shim was found, or OUTLIVE_SHIM=none / shimPath: false asks for the wrapper), and the policy is carried out by outlive-shim");
+    }
+    if (spec.cpuCores !== null || spec.pidsMax !== null) {
+      const problem = await placement.limitsProblem({ cpuCores: spec.cpuCores, pidsMax: spec.pidsMax });
+      if (problem) throw new OutliveError("E_LIMIT_UNSUPPORTED", `Cannot limit ${limitWords(spec)} in the ${placement.name} placement here: ${problem}`);
+    }
     // The key moves to the new generation before anything else happens, so a predecessor is stale from here on.
     const key = spec.key === null ? null : keyed.begin(spec.key);
     const starting = newTaskRecord(spec, {
@@ -120,7 +144,7 @@ export class TaskStarter {
         record: starting,
         paths,
         placement,
-        env: spec.env,
+        env: taskEnv(spec),
         deadlineSeconds: deadlineSecondsOf(spec, limits.ceilingSeconds),
         backstopSlackSeconds: limits.backstopSlackSeconds,
         graceMs: limits.graceMs,
@@ -168,4 +192,9 @@ export class TaskStarter {
     if (spec.pty) await awaitTerminal(ptyPaths(paths.dir), record.pid!, limits.ptyReadyMs);
     return record;
   }
+}
+
+/** The limits a spec asks for, in words. */
+function limitWords(spec: CheckedRunSpec): string {
+  return [spec.cpuCores !== null ? `cpu to ${spec.cpuCores} cores` : "", spec.pidsMax !== null ? `processes to ${spec.pidsMax}` : ""].filter(Boolean).join(" and ");
 }

@@ -35,6 +35,7 @@ import { join } from "node:path";
  *     io/ended                 made (empty) the moment the command ended; its file time dates the end
  *     io/host-stopping         made when the task got SIGTERM while systemd was stopping the system
  *     io/attempts              a task under a restart policy: one JSON line per attempt's start and end (the shim)
+ *     io/pids.events, io/cpu.stat  a task with a CPU or pids limit: its cgroup's counters, copied by the shim as it ended
  *     pty/in, pty/info         a PTY task's input FIFO and its terminal's `PID TTY` (lib/pty; `info.tmp` while written)
  *
  * A file replaced atomically has a hidden `.NAME.PID.TAG.tmp` beside it while it is written (atomic-write.ts).
@@ -213,6 +214,12 @@ export interface TaskPaths {
    * derives the name from the `timedOut` path it is given.
    */
   hostStopping: string;
+  /** A task under a restart policy: one JSON line per attempt's start and end, appended by the shim. */
+  attempts: string;
+  /** A task with a pids limit: its cgroup's `pids.events`, copied by the shim as it ended. */
+  pidsEvents: string;
+  /** A task with a CPU limit: its cgroup's `cpu.stat`, copied by the shim as it ended. */
+  cpuStat: string;
 }
 
 /**
@@ -242,6 +249,9 @@ export function taskPaths(root: string, id: string): TaskPaths {
     ended: `${io}/ended`,
     commandPid: `${io}/command-pid`,
     hostStopping: `${io}/host-stopping`,
+    attempts: `${io}/attempts`,
+    pidsEvents: `${io}/pids.events`,
+    cpuStat: `${io}/cpu.stat`,
   };
 }
 

@@ -13,6 +13,9 @@ import { SocketServer } from "../control/socket-server.ts";
 import { readGenerationFloor } from "../retention/generation-floor.ts";
 import type { PruneResult } from "../retention/retention.ts";
 import { checkRunSpec, type RunSpec } from "../start/run-spec.ts";
+import type { RunResult } from "../start/ensure.ts";
+import type { ListeningPort } from "../ports/proc-net.ts";
+import { portsOfTasks } from "../ports/task-ports.ts";
 import { outliveVersion } from "../version.ts";
 import { currentIncarnation, type Incarnation, saveIncarnation } from "../store/storage/incarnation.ts";
 import { isTerminal, type PlacementName, type TaskRecord } from "../store/record/record.ts";
@@ -28,6 +31,8 @@ import { cleanUpAtStartup, forEachPlacedTask, listPlacedTasks } from "./startup-
 
 export type { KillResult } from "../kill/task-kills.ts";
 export type { ReplayReport } from "../replay/replay-at-open.ts";
+export type { EnsureOutcome, RunResult } from "../start/ensure.ts";
+export type { ListeningPort } from "../ports/proc-net.ts";
 
 /** Why the supervisor is draining: the daemon's word for it. */
 export type { DrainReason };
@@ -137,12 +142,67 @@ export class Supervisor {
     }
   }
 
-  /** Starts a task and resolves once it runs (in its cgroup, when it has one). */
-  async run(spec: RunSpec): Promise<TaskRecord> {
+  /**
+   * Starts a task and resolves once it runs (in its cgroup, when it has
+   * one); with `waitReady`, once it is ready. With `ensure` (and `key`), a
+   * live task of the same spec under the key is the answer instead, and
+   * `ensured` says whether it was kept, replaced or started.
+   *
+   * @example
+   * ```ts
+   * import { mkdtempSync, rmSync } from "node:fs";
+   * import { tmpdir } from "node:os";
+   * import { join } from "node:path";
+   * import { Supervisor } from "./supervisor.ts";
+   * const storage = mkdtempSync(join(tmpdir(), "outlive-ready-example-"));
+   * const sup = await Supervisor.open({ storage });
+   * const spec = { key: "web", ensure: true, argv: ["python3", "-m", "http.server", "8731", "--bind", "127.0.0.1"], readyPort: 8731, waitReady: true };
+   * const web = await sup.run(spec);
+   * console.log(web.readyAt !== null, web.readyAtSource, sup.ports([web]).get(web.id)); // true "probe" [{ proto: "tcp", address: "127.0.0.1", port: 8731 }]
+   * const again = await sup.run(spec);
+   * console.log(again.id === web.id, again.ensured); // true { outcome: "kept", replaced: null, differs: [] }
+   * await sup.kill(web.id);
+   * await sup.close();
+   * rmSync(storage, { recursive: true });
+   * ```
+   */
+  async run(spec: RunSpec): Promise<RunResult> {
     this.assertOpen();
     this.assertWritable();
     const checked = checkRunSpec(spec, this.options);
-    return this.parts.starter.start(this.options.origin ? { ...checked, origin: this.options.origin } : checked);
+    const withOrigin = this.options.origin ? { ...checked, origin: this.options.origin } : checked;
+    const result: RunResult = withOrigin.ensure && withOrigin.key !== null
+      ? await this.parts.ensurer.ensure({ ...withOrigin, key: withOrigin.key })
+      : await this.parts.starter.start(withOrigin);
+    if (!checked.waitReady) return result;
+    const ready = await this.parts.ready.waitReady(result.id);
+    return result.ensured ? { ...ready, ensured: result.ensured } : ready;
+  }
+
+  /**
+   * Resolves with the task's record once it is ready (its `readyLog`,
+   * `readyPort` and `readyHttp` conditions all held); rejects with
+   * E_NOT_READY when it ends first or its ready timeout passes (the task
+   * runs on; the error's message says its state, reason and last output,
+   * and its `task` is the record).
+   */
+  waitReady(id: string): Promise<TaskRecord> {
+    this.get(id);
+    return this.parts.ready.waitReady(id);
+  }
+
+  /** Hears each task that becomes ready while subscribed (the wire's `ready` notification); returns the unsubscribe. */
+  subscribeReady(listener: (record: TaskRecord) => void): () => void {
+    return this.parts.ready.subscribe(listener);
+  }
+
+  /**
+   * Every listening TCP and bound UDP socket of each live task's processes
+   * (its whole cgroup, or its group and the leader's descendants), read from
+   * /proc now; finished tasks have none.
+   */
+  ports(records: readonly TaskRecord[]): Map<string, ListeningPort[]> {
+    return portsOfTasks(records.filter((r) => !isTerminal(r.state)));
   }
 
   /**
@@ -349,6 +409,7 @@ export class Supervisor {
     // adopt the task as running, as if no one had asked. Each ladder is bounded by its grace and the KILL wait.
     await this.parts.kills.settled();
     // A check that was under way finishes, and every record write lands, before the storage is given up.
+    await this.parts.ready.close();
     await this.parts.watches.close();
     await this.parts.retainer.close();
     await this.store.flush();
@@ -373,7 +434,10 @@ export class Supervisor {
       apply,
       log: this.options.log,
       end: (items, how) => this.parts.ender.end(items, how),
-      watch: (record, firstLook) => this.parts.watches.watch(record, undefined, firstLook),
+      watch: (record, firstLook) => {
+        this.parts.watches.watch(record, undefined, firstLook);
+        if (apply) this.parts.ready.watch(record, true);
+      },
       resumeKill: (r) => void this.kill(r.id, { reason: r.killReason ?? undefined, state: r.killState ?? undefined }),
     });
     if (!apply) return;

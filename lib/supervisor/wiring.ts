@@ -17,6 +17,11 @@ import { TaskTable } from "../store/task-table.ts";
 import { CompletionQueue } from "./completion-queue.ts";
 import type { TaskStep } from "../start/task-steps.ts";
 import type { NormalizedOptions } from "./options.ts";
+import { ReadyWatches } from "../ready/ready-watches.ts";
+import { portsOfTasks } from "../ports/task-ports.ts";
+import { Ensurer } from "../start/ensure.ts";
+import { readAttempts } from "../observe/attempts.ts";
+import type { TaskRecord } from "../store/record/record.ts";
 
 /** How long a check of a task that has written its exit code waits for this process to reap its wrapper (see TaskWatch.reaped). */
 const REAP_WAIT_MS = 1000;
@@ -41,6 +46,10 @@ export interface SupervisorParts {
   retainer: Retainer;
   /** Forks tasks from outside this process's cgroup; null where tasks are forked here (see SupervisorOptions.spawner). */
   spawner: SpawnerClient | null;
+  /** The live tasks whose readiness is still to be seen, and who waits for it. */
+  ready: ReadyWatches;
+  /** `run` with `ensure`: one task per key and spec. */
+  ensurer: Ensurer;
 }
 
 export interface WiringContext {
@@ -94,6 +103,8 @@ export function wireSupervisor(ctx: WiringContext): SupervisorParts {
         if (decided?.decision.kind === "finish") {
           step(id, "decided");
           await ender.endOne(decided.record, decided.decision, decided.decision.endRemnants);
+        } else {
+          await noteAttempts(id);
         }
       } catch (error) {
         log(`observing ${id} failed: ${(error as Error).message}`);
@@ -108,12 +119,43 @@ export function wireSupervisor(ctx: WiringContext): SupervisorParts {
     sightings,
     settleSpawn: spawner ? (id) => spawner.settle(id, SETTLE_WAIT_MS) : null,
   });
+  /** A task under a restart policy started its command again: its record says how often, and the command's new pid. */
+  const noteAttempts = async (id: string) => {
+    const current = table.get(id);
+    if (!current?.restart || isTerminal(current.state)) return;
+    const seen = readAttempts(store.paths(id).attempts);
+    if (!seen || (seen.restarts === (current.restarts ?? 0) && (seen.commandPid === null || seen.commandPid === current.commandPid))) return;
+    const updated: TaskRecord = { ...current, restarts: seen.restarts, ...(seen.commandPid === null ? {} : { commandPid: seen.commandPid }) };
+    if (!table.claim(updated)) return;
+    await store.write(updated);
+    table.landed(updated);
+  };
+  const ready: ReadyWatches = new ReadyWatches({
+    paths: (id) => store.paths(id),
+    get: (id) => table.get(id),
+    ports: (record) => portsOfTasks([record]).get(record.id) ?? [],
+    tailBytes: options.tailBytes,
+    mark: async (id, at, source) => {
+      const current = table.get(id);
+      if (!current || isTerminal(current.state) || current.readyAt) return current ?? null;
+      const updated: TaskRecord = { ...current, readyAt: at.toISOString(), readyAtSource: source };
+      if (!table.claim(updated)) return table.get(id) ?? null;
+      try {
+        await store.write(updated);
+        table.landed(updated);
+      } catch (error) {
+        log(`recording ${id}'s readiness failed: ${(error as Error).message}`);
+      }
+      return table.get(id) ?? null;
+    },
+  });
   const ender = new TaskEnder({
     table, store, placements, tailBytes: options.tailBytes,
     written: (done) => step(done.id, "ended"),
     ended: (done) => {
       sightings.forget(done.id);
       watches.ended(done);
+      ready.ended(done);
       queue.push(done);
       keyed.ended(done);
     },
@@ -128,7 +170,10 @@ export function wireSupervisor(ctx: WiringContext): SupervisorParts {
   const starter = new TaskStarter({
     table, store, placement: ctx.placement, keyed, incarnation, bootId: ctx.bootId, limits: options,
     end: (record, end) => ender.endOne(record, end),
-    watch: (record, child) => watches.watch(record, child ?? undefined),
+    watch: (record, child) => {
+      watches.watch(record, child ?? undefined);
+      ready.watch(record, false);
+    },
     step,
     spawner,
     shim: options.shim.path,
@@ -142,7 +187,17 @@ export function wireSupervisor(ctx: WiringContext): SupervisorParts {
     liveIncarnations: () => [incarnation.id],
     unreadable: () => ctx.unreadable(),
   });
-  return { table, queue, keyed, watches, evidence, ender, kills, starter, retainer, spawner };
+  const ensurer = new Ensurer({
+    current: (key) => {
+      const generation = keyed.current(key);
+      if (generation === null) return null;
+      for (const r of table.values()) if (r.key === key && r.generation === generation) return r;
+      return null;
+    },
+    startingUnder: (key) => starter.startingUnder(key),
+    start: (spec) => starter.start(spec),
+  });
+  return { table, queue, keyed, watches, evidence, ender, kills, starter, retainer, spawner, ready, ensurer };
 }
 
 /** How many tasks this supervisor holds that have not ended. */

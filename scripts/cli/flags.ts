@@ -83,9 +83,10 @@ export function number(flag: string, text: string): number {
  * number of seconds (lib/retention/duration.ts), or a UsageError naming it.
  */
 export function seconds(flag: string, text: string, { min = 0 }: { min?: number } = {}): number {
-  const s = /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : parseDuration(text);
+  const ms = /^(\d+(?:\.\d+)?)ms$/.exec(text.trim());
+  const s = ms ? Number(ms[1]) / 1000 : /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : parseDuration(text);
   if (s === null || !Number.isFinite(s) || s < min) {
-    throw new UsageError(`${flag} takes a duration such as 90s, 15m, 2h or a number of seconds${min > 0 ? ` (more than ${min})` : ""}, got ${JSON.stringify(text)}`);
+    throw new UsageError(`${flag} takes a duration such as 500ms, 90s, 15m, 2h or a number of seconds${min > 0 ? ` (more than ${min})` : ""}, got ${JSON.stringify(text)}`);
   }
   return s;
 }

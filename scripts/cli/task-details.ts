@@ -1,6 +1,8 @@
 import { isTerminal, type TaskRecord } from "../../lib/store/record/record.ts";
 import { ago, span } from "./relative-time.ts";
 import { commandLine, durationMsOf } from "./task-table.ts";
+import type { ListeningPort } from "../../lib/ports/proc-net.ts";
+import { portText } from "../../lib/ports/task-ports.ts";
 
 /** What a task's output holds on disk, per stream: bytes written in all, and bytes dropped at the head by the bound. */
 export interface OutputSizes {
@@ -29,8 +31,11 @@ interface LaterFields {
  * console.log(taskDetails(r, { stdout: null, stderr: null }, 0).split("\n")[0]); // "id:           t-1"
  * ```
  */
-export function taskDetails(r: TaskRecord, output: OutputSizes, now: number): string {
+export function taskDetails(r: TaskRecord, output: OutputSizes, now: number, ports?: ListeningPort[]): string {
   const l = r as TaskRecord & LaterFields;
+  const ready = r.ready;
+  const restart = r.restart;
+  const events = r.limitEvents;
   const lines: Array<[string, string | null | undefined]> = [
     ["id", r.id],
     ["state", r.state],
@@ -40,11 +45,20 @@ export function taskDetails(r: TaskRecord, output: OutputSizes, now: number): st
     ["shell", "argv" in r.command ? null : r.command.shellPath ?? "/bin/sh"],
     ["cwd", r.cwd],
     ["env set", l.envNames === undefined ? null : l.envNames.length === 0 ? "none (the starter's environment only)" : `${l.envNames.join(", ")} (values not shown)`],
+    ["env file", r.envFile ? `${r.envFile} (read at run; values not kept)` : null],
     ["key", r.key === null ? "-" : `${r.key} (generation ${r.generation ?? "-"})`],
     ["origin", l.origin],
     ["timeout", r.timeoutSeconds === null ? "none" : `${span(r.timeoutSeconds * 1000)} (${r.timeoutSeconds} s)`],
     ["deadline", `${r.deadlineAt} (${r.deadlineIsTimeout ? "its timeout" : "the ceiling"})`],
     ["memory cap", r.memoryMaxBytes === null ? "none" : `${r.memoryMaxBytes} bytes`],
+    ["cpu limit", r.cpuCores == null ? null : `${r.cpuCores} cores`],
+    ["pids limit", r.pidsMax == null ? null : `${r.pidsMax} processes`],
+    ["limits did", events ? limitEventsText(events) : null],
+    ["ready when", ready ? readyWords(ready) : null],
+    ["ready", ready ? (r.readyAt ? `${at(r.readyAt, now)}, from ${r.readyAtSource ?? "?"}` : isTerminal(r.state) ? "never" : "not yet") : null],
+    ["ports", ports === undefined ? null : ports.length === 0 ? "none listening" : ports.map(portText).join(", ")],
+    ["restart", restart ? `${restart.when}, at most ${restart.max} times, ${restart.delayMs} ms doubling to ${restart.delayMaxMs} ms` : null],
+    ["restarts", restart ? String(r.restarts ?? 0) : null],
     ["placement", r.placement],
     ["unit", r.location.unit ? `${r.location.unit}${r.location.manager ? ` (${r.location.manager} manager)` : ""}` : null],
     ["cgroup", r.location.cgroup ?? r.location.cgroupDir],
@@ -67,6 +81,19 @@ export function taskDetails(r: TaskRecord, output: OutputSizes, now: number): st
   const shown = lines.filter((line): line is [string, string] => line[1] !== null && line[1] !== undefined);
   const width = Math.max(...shown.map(([name]) => name.length)) + 2;
   return shown.map(([name, value]) => `${`${name}:`.padEnd(width)}${value}`).join("\n");
+}
+
+function readyWords(ready: NonNullable<TaskRecord["ready"]>): string {
+  const parts = [ready.log !== null ? `a line matches /${ready.log}/` : null, ready.port !== null ? `it listens on TCP ${ready.port}` : null, ready.http !== null ? `${ready.http} answers 2xx/3xx` : null];
+  return `${parts.filter(Boolean).join(" and ")} (wait up to ${ready.timeoutSeconds} s)`;
+}
+
+function limitEventsText(e: NonNullable<TaskRecord["limitEvents"]>): string {
+  const parts = [
+    e.forksRefused === null ? null : `${e.forksRefused} fork${e.forksRefused === 1 ? "" : "s"} refused at the pids limit`,
+    e.cpuThrottledPeriods === null ? null : `throttled in ${e.cpuThrottledPeriods} periods, ${Math.round((e.cpuThrottledUsec ?? 0) / 1000)} ms in all`,
+  ];
+  return parts.filter(Boolean).join("; ") || "nothing recorded";
 }
 
 function at(iso: string | null | undefined, now: number): string | null {

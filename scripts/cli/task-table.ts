@@ -1,4 +1,6 @@
 import { isTerminal, type TaskRecord } from "../../lib/store/record/record.ts";
+import type { ListeningPort } from "../../lib/ports/proc-net.ts";
+import { portText } from "../../lib/ports/task-ports.ts";
 import { ago, span } from "./relative-time.ts";
 import { formatTable } from "./table.ts";
 
@@ -22,7 +24,7 @@ function later(r: TaskRecord): LaterFields {
  * The fields every read command prints for a task (`--json`). Additive: a
  * field keeps its name and meaning once printed; times are ISO UTC.
  */
-export function taskSummary(r: TaskRecord) {
+export function taskSummary(r: TaskRecord, ports?: ListeningPort[]) {
   const l = later(r);
   return {
     id: r.id,
@@ -47,6 +49,11 @@ export function taskSummary(r: TaskRecord) {
     finishedAtSource: l.finishedAtSource ?? null,
     endedAfter: l.endedAfter ?? null,
     generation: r.generation,
+    // Added with issue 34; null where the record does not know them. Ports are read from /proc now, for live tasks.
+    readyAt: r.readyAt ?? null,
+    readyAtSource: r.readyAtSource ?? null,
+    restarts: r.restarts ?? null,
+    ports: ports ?? (isTerminal(r.state) ? [] : null),
   };
 }
 
@@ -94,11 +101,20 @@ export interface TableOptions {
   /** Add the REASON column (the commands that print what just happened to a task: wait, kill, ack). */
   reason?: boolean;
   now?: number;
+  /** Add the PORTS column: each live task's listening sockets, by id (ps). */
+  ports?: Map<string, ListeningPort[]>;
 }
 
-/** The table people scan: ID, STATE, EXIT, PID, COMMAND, TIME, KEY (and REASON). */
-export function taskTable(records: TaskRecord[], { commandWidth = 40, reason = false, now = Date.now() }: TableOptions = {}): string {
-  const rows = [["ID", "STATE", "EXIT", "PID", "COMMAND", "TIME", "KEY", ...(reason ? ["REASON"] : [])]];
+/** What the PORTS column shows: the task's sockets, `-` for none, at most three and a count of the rest. */
+export function portsCell(ports: ListeningPort[] | undefined): string {
+  if (!ports || ports.length === 0) return "-";
+  const shown = ports.slice(0, 3).map(portText).join(",");
+  return ports.length > 3 ? `${shown},+${ports.length - 3}` : shown;
+}
+
+/** The table people scan: ID, STATE, EXIT, PID, COMMAND, TIME, KEY (and PORTS, REASON). */
+export function taskTable(records: TaskRecord[], { commandWidth = 40, reason = false, now = Date.now(), ports }: TableOptions = {}): string {
+  const rows = [["ID", "STATE", "EXIT", "PID", "COMMAND", "TIME", "KEY", ...(ports ? ["PORTS"] : []), ...(reason ? ["REASON"] : [])]];
   for (const r of records) {
     const pid = shownPid(r);
     rows.push([
@@ -109,6 +125,7 @@ export function taskTable(records: TaskRecord[], { commandWidth = 40, reason = f
       shorten(commandLine(r), commandWidth),
       timeCell(r, now),
       r.key ?? "-",
+      ...(ports ? [portsCell(ports.get(r.id))] : []),
       ...(reason ? [r.reason ?? ""] : []),
     ]);
   }

@@ -59,7 +59,7 @@ export async function ackCommand(args: string[]): Promise<number> {
     code = await forEachId("outlive ack", positionals, json, ackInto);
   }
   // Nothing acknowledged and something failed: the errors said it all (stdout stays empty, as for one id).
-  if (code === 0 || records.length > 0) console.log(values.json ? JSON.stringify(records.map(taskSummary), null, 2) : taskTable(records));
+  if (code === 0 || records.length > 0) console.log(values.json ? JSON.stringify(records.map((r) => taskSummary(r)), null, 2) : taskTable(records));
   return code;
 }
 

@@ -10,16 +10,20 @@ import { viewStorage } from "../cli/storage-view.ts";
 import { SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { type OutputSizes, taskDetails } from "../cli/task-details.ts";
 import { UsageError } from "../cli/usage-error.ts";
+import { isTerminal } from "../../lib/store/record/record.ts";
+import { portsOfTasks } from "../../lib/ports/task-ports.ts";
 
 export const INSPECT_HELP = `usage: outlive inspect ID… [--json]
 
 Prints a task's whole record: the command as given, cwd, the names of the variables it set
 (never their values), key and generation, timeout and deadline, memory cap, placement and
-its unit or cgroup, pids, output sizes and dropped bytes, times, and the reason it ended.
+its unit or cgroup, pids, output sizes and dropped bytes, times, and the reason it ended;
+its CPU and pids limits and what they did, its readiness condition and when it was ready,
+the ports a live task listens on (read from /proc now), its restart policy and restarts.
 As ps does, it shows the tasks as they truly are now (replayed when no supervisor holds the storage).
 Several ids are shown one after the other, a blank line between; an id the storage does not
 hold is said on stderr (no such task, exit 1) and the others are still shown.
-  --json   each record exactly as stored, one JSON object a line
+  --json   each record exactly as stored (a live task's ports added), one JSON object a line
 ${SUPERVISOR_FLAGS_HELP}`;
 
 export async function inspectCommand(args: string[]): Promise<number> {
@@ -34,10 +38,12 @@ export async function inspectCommand(args: string[]): Promise<number> {
   return forEachId("outlive inspect", positionals, values.json === true, async (id) => {
     const record = byId.get(id);
     if (!record) throw noSuchTask(id, root);
-    if (values.json) return console.log(JSON.stringify(record));
+    // A live task's ports are read from /proc now; they are never stored.
+    const ports = isTerminal(record.state) ? undefined : portsOfTasks([record]).get(record.id);
+    if (values.json) return console.log(JSON.stringify(ports ? { ...record, ports } : record));
     if (!first) console.log("");
     first = false;
-    console.log(taskDetails(record, outputSizes(root, record), Date.now()));
+    console.log(taskDetails(record, outputSizes(root, record), Date.now(), ports));
   });
 }
 

@@ -18,7 +18,7 @@ export async function replayCommand(args: string[]): Promise<number> {
     placement: sup.placementReason,
   }));
   if (values.json) {
-    console.log(JSON.stringify({ placement, report, tasks: records.map(taskSummary) }, null, 2));
+    console.log(JSON.stringify({ placement, report, tasks: records.map((r) => taskSummary(r)) }, null, 2));
     return 0;
   }
   console.log(`placement for new tasks: ${placement}`);

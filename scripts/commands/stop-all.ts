@@ -13,6 +13,6 @@ export async function stopAllCommand(args: string[]): Promise<number> {
   const { values } = parseFlags(args, SUPERVISOR_FLAGS, false);
   if (values.help) return help(STOP_ALL_HELP);
   const records = await withSupervisor(supervisorOptions(values), (sup) => sup.stopAll());
-  console.log(values.json ? JSON.stringify(records.map(taskSummary), null, 2) : taskTable(records));
+  console.log(values.json ? JSON.stringify(records.map((r) => taskSummary(r)), null, 2) : taskTable(records));
   return 0;
 }

@@ -17,6 +17,7 @@ mod dbus;
 mod deadline;
 mod events;
 mod host;
+mod limits;
 mod marker;
 mod pty;
 mod restart;

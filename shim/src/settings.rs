@@ -67,6 +67,8 @@ pub struct Settings {
     pub restart: Option<Restart>,
     /// The system bus's socket, asked whether the host is stopping (host.rs); None: systemctl alone is asked.
     pub system_bus: Option<Vec<u8>>,
+    /// The cgroup v2 mount: copy the cgroup's limit counters into `io/` at the end (limits.rs).
+    pub limit_stats: Option<Vec<u8>>,
 }
 
 /// Reads fd 0 to its end: at most MAX_BYTES, within READ_WITHIN.
@@ -100,9 +102,9 @@ pub fn shown(v: &[u8]) -> String {
     format!("\"{}\"", s)
 }
 
-const SINGLE: [&str; 18] = [
+const SINGLE: [&str; 19] = [
     "id", "io", "enter", "deadline_ms", "grace_ms", "max_output", "watch", "command_pid", "mode", "shell", "script",
-    "pty_dir", "cols", "rows", "restart", "restart_max", "restart_delay_ms", "system_bus",
+    "pty_dir", "cols", "rows", "restart", "restart_max", "restart_delay_ms", "system_bus", "limit_stats",
 ];
 const LAST_SINGLE: &str = "restart_delay_max_ms";
 const DEFAULT_SYSTEM_BUS: &[u8] = b"/run/dbus/system_bus_socket";
@@ -245,7 +247,11 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
         Some(b"") => None,
         Some(v) => Some(absolute("system_bus", v)?),
     };
-    Ok(Settings { io, enter, deadline_ms, grace_ms, max_output, watch, command_pid, command, pty, restart, system_bus })
+    let limit_stats = match f.get("limit_stats") {
+        None => None,
+        Some(v) => Some(absolute("limit_stats", v)?),
+    };
+    Ok(Settings { io, enter, deadline_ms, grace_ms, max_output, watch, command_pid, command, pty, restart, system_bus, limit_stats })
 }
 
 fn command(f: &Fields) -> Result<Command, String> {

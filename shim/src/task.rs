@@ -19,6 +19,7 @@ use crate::clock::Timer;
 use crate::deadline::{self, Deadline, Due};
 use crate::events::{Poller, Source};
 use crate::host;
+use crate::limits;
 use crate::marker;
 use crate::pty::{self, Terminal};
 use crate::restart::{Attempts, Policy};
@@ -58,6 +59,7 @@ pub struct Task {
     /// Where the system bus is asked that (settings' `system_bus`).
     system_bus: Option<Vec<u8>>,
     last_code: Option<i32>,
+    limit_stats: Option<Vec<u8>>,
 }
 
 impl Task {
@@ -98,6 +100,7 @@ impl Task {
             asking: None,
             system_bus: s.system_bus.clone(),
             last_code: None,
+            limit_stats: s.limit_stats,
         }
     }
 
@@ -259,6 +262,10 @@ impl Task {
 
     fn finish(&mut self, code: i32) {
         self.phase = Phase::Ended;
+        // Before `ended`: whoever sees the end finds the counters there already.
+        if let Some(mount) = &self.limit_stats {
+            limits::copy(&self.io, mount);
+        }
         marker::make(&self.io, "ended");
         if self.asking.take().map_or(false, |a| a.stopping()) {
             marker::make(&self.io, "host-stopping");

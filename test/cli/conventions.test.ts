@@ -110,13 +110,13 @@ describe("durations wherever a time is taken", () => {
     }
     const bad = outlive("run", "--timeout", "soon", "--", "true");
     expect(bad.code).toBe(2);
-    expect(bad.err.trim()).toBe('outlive run: --timeout takes a duration such as 90s, 15m, 2h or a number of seconds, got "soon"');
+    expect(bad.err.trim()).toBe('outlive run: --timeout takes a duration such as 500ms, 90s, 15m, 2h or a number of seconds, got "soon"');
     expect(outlive("wait", "timeout-60", "--timeout", "2m").code).toBe(0);
     expect(outlive("wait", "timeout-60", "--timeout", "later").code).toBe(2);
     expect(outlive("kill", "timeout-60", "--lock-wait", "1m").code).toBe(0);
     const badWait = outlive("kill", "timeout-60", "--lock-wait", "-1");
     expect(badWait.code).toBe(2);
-    expect(badWait.err.trim()).toBe('outlive kill: --lock-wait takes a duration such as 90s, 15m, 2h or a number of seconds, got "-1"');
+    expect(badWait.err.trim()).toBe('outlive kill: --lock-wait takes a duration such as 500ms, 90s, 15m, 2h or a number of seconds, got "-1"');
   });
 });
 

@@ -121,7 +121,7 @@ describe("outlive logs", () => {
     }
     const bad = spawnSync(process.execPath, [CLI, "run", "--storage", mkdtempSync(join(tmpdir(), "outlive-logs-bad-")), "--max-output", "100", "--", "true"], { encoding: "utf8" });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toMatch(/`maxOutputBytes` to be 0 or an integer >= 4096, got `100` \(number\)/);
+    expect(bad.stderr).toMatch(/--max-output to be 0 or an integer >= 4096, got `100` \(number\)/);
     expect(outlive("logs", "no-such-task")).toMatchObject({ code: 1, err: expect.stringMatching(/No task "no-such-task"/) });
   });
 });

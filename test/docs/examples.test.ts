@@ -41,7 +41,8 @@ writeFileSync(join(project, "package.json"), JSON.stringify({ name: "docs-exampl
 // `outlive` on PATH, as a global install puts it there.
 const binDir = join(temp, "bin");
 mkdirSync(binDir);
-writeFileSync(join(binDir, "outlive"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`);
+// `--`: as the installed command's shebang has it (Node 20 would take `run --env-file` as its own option).
+writeFileSync(join(binDir, "outlive"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} -- ${JSON.stringify(BIN)} "$@"\n`);
 chmodSync(join(binDir, "outlive"), 0o755);
 
 interface Example {

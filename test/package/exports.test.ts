@@ -12,7 +12,7 @@ const run = promisify(execFile);
 
 /** The runtime exports, in groups as lib/mod.ts orders them. */
 const PUBLIC = {
-  supervisor: ["Supervisor", "TASK_STEPS", "DEFAULT_RETENTION", "DEFAULT_PTY_SIZE", "MAX_PTY_SIDE", "OutliveError", "probe"],
+  supervisor: ["Supervisor", "READY_AT_SOURCES", "TASK_STEPS", "DEFAULT_RETENTION", "DEFAULT_PTY_SIZE", "MAX_PTY_SIDE", "OutliveError", "probe"],
   record: ["ALL_STATES", "FINISHED_AT_SOURCES", "isTerminal", "PLACEMENT_NAMES", "SCHEMA_VERSION", "TERMINAL_STATES", "parseRecord", "taskPaths", "defaultStorageRoot"],
   wire: ["METHODS", "NOTIFICATIONS", "PROTOCOL_VERSIONS", "RPC_ERRORS", "RpcError", "RPC_SCHEMA_ID", "rpcSchemaPath", "controlSocketPath", "askHolder", "connectHolder", "NO_HOLDER", "openSession"],
   census: ["takeCensus", "takeSnapshot", "underLeader", "decideIdle", "mayRetireIdle", "readLaunchRecord", "logRefusal", "inspectPid"],

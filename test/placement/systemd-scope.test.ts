@@ -70,6 +70,16 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
       ...(version >= EXPAND_ENVIRONMENT_SINCE ? ["--expand-environment=no"] : []),
     ]);
     expect(plan.location).toEqual({ unit: `${PREFIX}-task-t-00000000000000aa.scope`, manager });
+    // CPU and pids limits are scope properties, after the others (their enforcement: the limits scenario, in a vm guest).
+    const limited = await placement.plan({ id: "t-00000000000000ab", backstopSeconds: 60, memoryMaxBytes: null, cpuCores: 0.25, pidsMax: 32 });
+    expect(limited.prefix.slice(-((version >= EXPAND_ENVIRONMENT_SINCE ? 1 : 0) + 4))).toEqual([
+      "-p", "CPUQuota=25%", "-p", "TasksMax=32", ...(version >= EXPAND_ENVIRONMENT_SINCE ? ["--expand-environment=no"] : []),
+    ]);
+    // Here (no cpu or pids controller in cgroup v2 on this hybrid host, nor in its containers) they are refused up front.
+    const problem = await placement.limitsProblem({ cpuCores: 0.25, pidsMax: 32 });
+    const have = (probe.controllers ?? []);
+    if (!have.includes("cpu") || !have.includes("pids")) expect(problem).toMatch(/controllers? (is|are) not available to the (user|system) manager's cgroup/);
+    else expect(problem).toBeNull();
     // Why the flag is conditional: older systemd-run refuses it outright.
     const r = spawnSyncStatus("systemd-run", ["--expand-environment=no", "--version"]);
     expect(r === 0).toBe(version >= EXPAND_ENVIRONMENT_SINCE);

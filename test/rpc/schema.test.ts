@@ -18,6 +18,7 @@ import { tempDir } from "../support/cli.ts";
 import { at, rpcSchema, schemaProblem } from "../support/rpc-schema.ts";
 import { ServeChild } from "../support/serve-child.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
+import { freePort, pythonServer } from "../support/free-port.ts";
 
 const { dir: storage, remove } = tempDir("outlive-rpc-schema-");
 const { dir: inProcess, remove: removeInProcess } = tempDir("outlive-rpc-schema-lib-");
@@ -145,6 +146,16 @@ describe("the published schema", () => {
       expect(judge("methods/output/result", { ...chunk, data: "not base64!" })).toMatch(/data/);
       expect(judge("methods/run/params", { argv: ["true"], shell: "true" })).not.toBeNull();
       expect(judge("$defs/ErrorObject", { code: -32000, message: "No task" })).toMatch(/data/);
+      // What standalone traffic cannot show: limits (refused in a process group), E_NOT_READY's task, bad new params.
+      expect(judge("methods/run/params", { argv: ["vite"], cpuCores: 0.5, pidsMax: 64, ensure: true, key: "web" })).toBeNull();
+      expect(judge("methods/run/params", { argv: ["vite"], readyPort: 0 })).toMatch(/readyPort/);
+      expect(judge("methods/run/params", { argv: ["vite"], restart: "sometimes" })).toMatch(/restart/);
+      expect(judge("methods/run/params", { argv: ["vite"], readyHttp: "ftp://x/" })).toMatch(/readyHttp/);
+      expect(judge("methods/wait/params", { id: record.id, until: "soon" })).toMatch(/until/);
+      expect(judge("$defs/ErrorObject", { code: -32000, message: "not ready", data: { code: "E_NOT_READY", task: record } })).toBeNull();
+      const limited = { ...record, cpuCores: 0.5, pidsMax: 8, limitEvents: { forksRefused: 3, cpuThrottledPeriods: 10, cpuThrottledUsec: 12345 }, restart: { when: "always", max: 2, delayMs: 100, delayMaxMs: 200 }, restarts: 2 };
+      expect(judge("$defs/TaskRecord", limited)).toBeNull();
+      expect(judge("$defs/TaskRecord", { ...limited, ports: [{ proto: "sctp", address: "::", port: 1 }] })).toMatch(/proto/);
     } finally {
       await sup.close();
     }
@@ -171,6 +182,26 @@ describe("the published schema", () => {
     const out = await s.request<any>("output", { id: "echo", stream: "stdout", from: 0, maxBytes: 4096 });
     expect(Buffer.from(out.data, "base64").toString()).toBe("out\n");
     expect(out.done).toBe(true);
+
+    // A dev server: every field a dev server's run takes, ready by its line, port and URL; kept when ensured again;
+    // its ports in get, list and wait; ready notified to the subscriber.
+    writeFileSync(join(storage, "dev.env"), "GREETING=hi\n");
+    const port = await freePort();
+    const dev = {
+      id: "dev", argv: pythonServer(port), cwd: storage, key: "dev", ensure: true, envFile: join(storage, "dev.env"),
+      readyLog: "^Serving HTTP", readyPort: port, readyHttp: `http://127.0.0.1:${port}/`, readyTimeoutSeconds: 30, waitReady: true,
+      restart: "on-failure", restartMax: 2, restartDelaySeconds: 0.1, restartDelayMaxSeconds: 1,
+    };
+    const up = await s.request<any>("run", dev);
+    expect(up).toMatchObject({ id: "dev", readyAt: expect.any(String), ensured: { outcome: "started" } });
+    expect(await s.request<any>("run", { ...dev, id: "dev-again" })).toMatchObject({ id: "dev", ensured: { outcome: "kept" } });
+    await notified(s, "ready", (p) => p.id === "dev");
+    expect((await s.request<any>("get", { id: "dev" })).ports).toEqual([{ proto: "tcp", address: "127.0.0.1", port }]);
+    expect((await s.request<any>("list", { key: "dev" }))[0].ports).toEqual([{ proto: "tcp", address: "127.0.0.1", port }]);
+    expect((await s.request<any>("wait", { id: "dev", until: "ready", timeoutMs: 5000 })).readyAt).toBe(up.readyAt);
+    expect((await s.request<any>("kill", { id: "dev" })).record.state).toBe("killed");
+    await s.request<any>("ack", { id: "dev" });
+    expect(await s.request<any>("remove", { ids: ["dev"] })).toEqual(["dev"]);
 
     // A follow that ends with the task, of both streams.
     const since = s.received.length;
@@ -263,7 +294,7 @@ describe("the published schema", () => {
     expect(traffic.flatMap((t) => t.problems)).toEqual([]);
     const called = new Set(traffic.flatMap((t) => [...t.methods]));
     expect(Object.keys(rpcSchema.methods).filter((m) => !called.has(m))).toEqual([]);
-    expect([...new Set(traffic.flatMap((t) => [...t.notifications]))].sort()).toEqual(["completion", "output"]);
+    expect([...new Set(traffic.flatMap((t) => [...t.notifications]))].sort()).toEqual(["completion", "output", "ready"]);
   });
 
   it.skipIf(pythonMissing !== null)("judges the same values alike in another validator: Python's jsonschema", () => {

@@ -14,7 +14,8 @@ export interface CliResult {
 
 /** Runs `outlive ARGS…` in a separate process and returns its exit code and output. */
 export function outliveCli(args: string[], env: NodeJS.ProcessEnv = process.env): CliResult {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 60_000, env });
+  // `--` as the installed command's `#!/usr/bin/env -S node --` has it: Node 20 would take a task's `--env-file` as its own.
+  const r = spawnSync(process.execPath, ["--", CLI, ...args], { encoding: "utf8", timeout: 60_000, env });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -31,7 +32,7 @@ export function tempDir(prefix: string): { dir: string; remove: () => void } {
  */
 export function outliveIn(storage: string, command: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, command, "--storage", storage, ...args], { timeout: 60_000 }, (error, out, err) =>
+    execFile(process.execPath, ["--", CLI, command, "--storage", storage, ...args], { timeout: 60_000 }, (error, out, err) =>
       resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, out, err }));
   });
 }

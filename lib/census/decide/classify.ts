@@ -31,12 +31,18 @@ export interface ClassifiedMember extends CensusMember {
  * const s = { name: "fs", source: "x", command: "srv", args: ["--stdio"], programs: ["srv", "/usr/bin/srv"] };
  * console.log(argvRunsServer(["node", "/usr/bin/srv", "--stdio"], s)); // true
  * console.log(argvRunsServer(["node", "/usr/bin/srv", "--stdio", "x"], s)); // false
+ * console.log(argvRunsServer(["node", "--", "/usr/bin/srv", "--stdio"], s)); // true: a `#!/usr/bin/env -S node --` script
  * ```
  */
 export function argvRunsServer(argv: readonly string[], server: LaunchServer, interpreters: readonly string[] = DEFAULT_INTERPRETERS): boolean {
   if (argv.length === 0) return false;
   if (server.programs.includes(argv[0]) && sameArgs(argv, 1, server.args)) return true;
-  if (argv.length >= 2 && isInterpreter(argv[0], interpreters) && server.programs.includes(argv[1]) && sameArgs(argv, 2, server.args)) return true;
+  if (argv.length >= 2 && isInterpreter(argv[0], interpreters)) {
+    // A script whose shebang ends the interpreter's options (`#!/usr/bin/env -S node --`, as outlive's own) has `--` first.
+    for (const at of argv[1] === "--" ? [1, 2] : [1]) {
+      if (argv.length > at && server.programs.includes(argv[at]) && sameArgs(argv, at + 1, server.args)) return true;
+    }
+  }
   return argvIsNpxTitle(argv, server);
 }
 

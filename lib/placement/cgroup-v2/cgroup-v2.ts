@@ -21,6 +21,7 @@ import type { SpawnerHome } from "../spawner-home.ts";
 import { CgroupSpawnerHome } from "./spawner-home.ts";
 import { wrapperLeaderIn } from "../wrapper-leader.ts";
 import type { LocatedTask, MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "../placement.ts";
+import { cpuMax, type TaskLimits } from "../../limits/limits.ts";
 
 /** How long a cgroup that is still busy right after its task ended is tried again. */
 const REMOVE_RETRY_MS = 10_000;
@@ -109,7 +110,7 @@ export class CgroupV2Placement implements Placement {
 
   async probe(): Promise<PlacementProbe> {
     const details: Record<string, unknown> = { mount: this.mount, baseDir: this.baseDir };
-    const no = (reason: string) => ({ name: this.name, ok: false, reason, details });
+    const no = (reason: string) => ({ name: this.name, ok: false, reason, details, controllers: null });
     if (!this.mount) return no("no cgroup v2 hierarchy is mounted (looked in /proc/self/mountinfo)");
     details.layout = this.mount === "/sys/fs/cgroup" ? "unified" : "hybrid";
     if (!this.baseDir) return no(`no writable cgroup under ${this.mount} (not root, and no delegated subtree)`);
@@ -128,6 +129,7 @@ export class CgroupV2Placement implements Placement {
       ok: true,
       reason: `task cgroups under ${this.baseDir} (${details.layout} layout; controllers: ${controllers.join(" ") || "none"})`,
       details,
+      controllers,
     };
   }
 
@@ -151,13 +153,19 @@ export class CgroupV2Placement implements Placement {
     } catch (error) {
       throw new OutliveError("E_PLACEMENT_UNAVAILABLE", `Cannot create the task cgroup ${dir}: ${(error as Error).message}`);
     }
-    if (task.memoryMaxBytes !== null) {
-      try {
-        await this.capMemory(dir, task.memoryMaxBytes);
-      } catch (error) {
-        await removeCgroup(dir);
-        throw error;
+    try {
+      if (task.memoryMaxBytes !== null) await this.capMemory(dir, task.memoryMaxBytes);
+      if (task.cpuCores != null) {
+        await this.enableController(dir, "cpu", "E_LIMIT_UNSUPPORTED");
+        await writeFile(join(dir, "cpu.max"), cpuMax(task.cpuCores));
       }
+      if (task.pidsMax != null) {
+        await this.enableController(dir, "pids", "E_LIMIT_UNSUPPORTED");
+        await writeFile(join(dir, "pids.max"), String(task.pidsMax));
+      }
+    } catch (error) {
+      await removeCgroup(dir);
+      throw error;
     }
     return {
       prefix: [],
@@ -190,6 +198,22 @@ export class CgroupV2Placement implements Placement {
   watchEmpty(record: TaskRecord, onEmpty: () => void, signal: AbortSignal): boolean {
     const dir = record.location.cgroupDir;
     return dir ? watchCgroupEmpty(dir, onEmpty, signal) : false;
+  }
+
+  /** A controller missing anywhere from the mount down to the base, said for the first such cgroup; the base may not exist yet. */
+  async limitsProblem(limits: TaskLimits): Promise<string | null> {
+    if (!this.mount || !this.baseDir) return "no cgroup v2 base directory here";
+    const wanted = [limits.cpuCores !== null ? "cpu" : null, limits.pidsMax !== null ? "pids" : null].filter((c): c is string => c !== null);
+    for (const d of this.chainTo(this.baseDir)) {
+      if (!existsSync(d)) break;
+      const have = cgroupControllers(d);
+      const missing = wanted.filter((c) => !have.includes(c));
+      if (missing.length > 0) {
+        return `the ${missing.join(" and ")} controller${missing.length > 1 ? "s are" : " is"} not available to cgroup v2 at ${d} ` +
+          `(controllers: ${have.join(" ") || "none"}; on a hybrid host they are bound to v1)`;
+      }
+    }
+    return null;
   }
 
   async memoryEvents(record: TaskRecord): Promise<MemoryEvents | null> {
@@ -264,26 +288,34 @@ export class CgroupV2Placement implements Placement {
 
   /** memory.max needs the memory controller enabled from the mount down to the task's parent; never ignored silently. */
   private async capMemory(dir: string, bytes: number): Promise<void> {
+    await this.enableController(dir, "memory", "E_MEMORY_CAP_UNSUPPORTED");
+    await writeFile(join(dir, "memory.max"), String(bytes));
+    if (existsSync(join(dir, "memory.swap.max"))) await writeFile(join(dir, "memory.swap.max"), "0");
+    await writeFile(join(dir, "memory.oom.group"), "1");
+  }
+
+  /** The mount and every cgroup below it down to `dir`'s parent. */
+  private chainTo(dir: string): string[] {
     const mount = this.mount!;
     const chain: string[] = [];
     for (let d = dirname(dir); d.startsWith(mount) && d !== mount; d = dirname(d)) chain.unshift(d);
     chain.unshift(mount);
-    for (const d of chain) {
-      if (!cgroupControllers(d).includes("memory")) {
-        throw new OutliveError(
-          "E_MEMORY_CAP_UNSUPPORTED",
-          `Cannot cap memory: the memory controller is not available to cgroup v2 at ${d} (on a hybrid host it is bound to v1)`,
-        );
+    return chain;
+  }
+
+  /** Makes `controller` available to the task's cgroup `dir`: present, and enabled in every parent's subtree_control. */
+  private async enableController(dir: string, controller: string, code: "E_MEMORY_CAP_UNSUPPORTED" | "E_LIMIT_UNSUPPORTED"): Promise<void> {
+    const what = controller === "memory" ? "cap memory" : `limit ${controller === "cpu" ? "CPU" : "processes"}`;
+    for (const d of this.chainTo(dir)) {
+      if (!cgroupControllers(d).includes(controller)) {
+        throw new OutliveError(code, `Cannot ${what}: the ${controller} controller is not available to cgroup v2 at ${d} (on a hybrid host it is bound to v1)`);
       }
-      if (!readText(join(d, "cgroup.subtree_control")).split(/\s+/).includes("memory")) {
-        await writeFile(join(d, "cgroup.subtree_control"), "+memory").catch((error) => {
-          throw new OutliveError("E_MEMORY_CAP_UNSUPPORTED", `Cannot enable the memory controller at ${d}: ${error.message}`);
+      if (!readText(join(d, "cgroup.subtree_control")).split(/\s+/).includes(controller)) {
+        await writeFile(join(d, "cgroup.subtree_control"), `+${controller}`).catch((error) => {
+          throw new OutliveError(code, `Cannot enable the ${controller} controller at ${d}: ${error.message}`);
         });
       }
     }
-    await writeFile(join(dir, "memory.max"), String(bytes));
-    if (existsSync(join(dir, "memory.swap.max"))) await writeFile(join(dir, "memory.swap.max"), "0");
-    await writeFile(join(dir, "memory.oom.group"), "1");
   }
 
   private requireBase(): string {

@@ -28,6 +28,7 @@ export class ProcessGroupPlacement implements Placement {
       ok: true,
       reason: "always available; tasks share the supervisor's cgroup, so a kill of that cgroup ends them too",
       details: { cgroup: safeCgroup() },
+      controllers: [],
     };
   }
 
@@ -49,6 +50,10 @@ export class ProcessGroupPlacement implements Placement {
   identify(record: TaskRecord, live: LiveProcess): boolean {
     // pid and start time were checked by the caller; a task never leaves the cgroup it started in on its own.
     return record.location.cgroup === undefined || live.cgroup === record.location.cgroup;
+  }
+
+  async limitsProblem(): Promise<string | null> {
+    return "a process group has no cgroup of its own to limit; use the cgroup-v2 or systemd-scope placement (outlive probe says which work here)";
   }
 
   async killAll(): Promise<void> {}

@@ -37,12 +37,17 @@ export class SystemdManager {
     return null;
   }
 
+  /** The manager's own cgroup (`ControlGroup`), as its answer in `problem` said it; null before. */
+  controlGroup: string | null = null;
+
   /** Why this manager cannot be used from here, or null when it answers. */
   async problem(): Promise<string | null> {
     const unreachable = this.unreachable();
     if (unreachable) return unreachable;
     try {
-      await this.systemctl(["show", "--property=Version"]);
+      // Its cgroup comes in the same answer: which controllers its scopes can have is read from it, at no extra call.
+      const out = await this.systemctl(["show", "--property=Version,ControlGroup"]);
+      this.controlGroup = /^ControlGroup=(.*)$/m.exec(out)?.[1]?.trim() || null;
       return null;
     } catch (error) {
       return `systemctl does not answer (${firstLine((error as Error).message)})`;
@@ -63,18 +68,33 @@ export class SystemdManager {
    * controller is looked for in the manager's own cgroup.
    */
   async memoryCapProblem(mount: string | null): Promise<string | null> {
+    return this.controllerProblem(mount, ["memory"]);
+  }
+
+  /**
+   * Why `wanted` controllers would not be enforced in this manager's
+   * scopes, or null. systemd takes `MemoryMax=`, `CPUQuota=` and `TasksMax=`
+   * even where the controller is missing, and then enforces nothing.
+   */
+  async controllerProblem(mount: string | null, wanted: string[]): Promise<string | null> {
     if (!mount) return "no cgroup v2 hierarchy is mounted";
-    const own = (await this.systemctl(["show", "--property=ControlGroup", "--value"]).catch(() => "")).trim();
+    const controllers = await this.controllers(mount);
+    if (typeof controllers === "string") return controllers;
+    const missing = wanted.filter((c) => !controllers.list.includes(c));
+    if (missing.length === 0) return null;
+    return `the ${missing.join(" and ")} controller${missing.length > 1 ? "s are" : " is"} not available to the ${this.kind} manager's cgroup ${controllers.dir} ` +
+      `(controllers: ${controllers.list.join(" ") || "none"}; on a hybrid host ${missing.length > 1 ? "they are" : "it is"} bound to v1)`;
+  }
+
+  /** The controllers of the manager's own cgroup, which its scopes can have; a string says why they cannot be read. */
+  async controllers(mount: string): Promise<{ dir: string; list: string[] } | string> {
+    const own = this.controlGroup ?? (await this.systemctl(["show", "--property=ControlGroup", "--value"]).catch(() => "")).trim();
     const dir = join(mount, own || "/");
-    let controllers: string[];
     try {
-      controllers = readFileSync(join(dir, "cgroup.controllers"), "utf8").split(/\s+/).filter(Boolean);
+      return { dir, list: readFileSync(join(dir, "cgroup.controllers"), "utf8").split(/\s+/).filter(Boolean) };
     } catch (error) {
       return `cannot read ${join(dir, "cgroup.controllers")}: ${(error as Error).message}`;
     }
-    if (controllers.includes("memory")) return null;
-    return `the memory controller is not available to the ${this.kind} manager's cgroup ${dir} ` +
-      `(controllers: ${controllers.join(" ") || "none"}; on a hybrid host it is bound to v1)`;
   }
 }
 

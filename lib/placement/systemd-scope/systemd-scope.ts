@@ -9,6 +9,7 @@ import { cgroupPopulated, findCgroup2Mount, killCgroup, readMemoryEvents, watchC
 import type { LocatedTask, MemoryEvents, Placement, PlacementProbe, PlacementTask, SpawnPlan } from "../placement.ts";
 import type { SpawnerHome } from "../spawner-home.ts";
 import { SystemdSpawnerHome } from "./spawner-home.ts";
+import { cpuQuota, type TaskLimits } from "../../limits/limits.ts";
 import { wrapperLeaderIn } from "../wrapper-leader.ts";
 import { EXPAND_ENVIRONMENT_SINCE, firstLine, type ManagerKind, runBounded, SystemdManager } from "./systemd-manager.ts";
 
@@ -68,7 +69,7 @@ export class SystemdScopePlacement implements Placement {
 
   async probe(): Promise<PlacementProbe> {
     const details: Record<string, unknown> = {};
-    const no = (reason: string) => ({ name: this.name, ok: false, reason, details });
+    const no = (reason: string) => ({ name: this.name, ok: false, reason, details, controllers: null });
     const kinds: ManagerKind[] = this.options.manager === "auto" ? ["user", "system"] : [this.options.manager];
     // Every supervisor open probes (a CLI command's too): where no manager can be reached at all, say so without a process spawned.
     const unreachable = kinds.map((kind) => new SystemdManager(kind, this.options.commandTimeoutMs).unreachable());
@@ -93,7 +94,11 @@ export class SystemdScopePlacement implements Placement {
       if (!problem) {
         this.resolved = { manager, version: v };
         details.manager = kind;
-        return { name: this.name, ok: true, reason: `systemd ${v}, ${kind} manager reachable`, details };
+        const mount = findCgroup2Mount();
+        const found = mount ? await manager.controllers(mount) : "no cgroup v2 hierarchy is mounted";
+        const controllers = typeof found === "string" ? [] : found.list;
+        if (typeof found === "string") details.controllersProblem = found;
+        return { name: this.name, ok: true, reason: `systemd ${v}, ${kind} manager reachable`, details, controllers };
       }
       why.push(`${kind} manager: ${problem}`);
     }
@@ -137,6 +142,8 @@ export class SystemdScopePlacement implements Placement {
     ];
     // OOMPolicy=kill makes systemd set memory.oom.group=1 before the process joins: one OOM kill ends the whole task.
     if (capped) prefix.push("-p", `MemoryMax=${task.memoryMaxBytes}`, "-p", "MemorySwapMax=0", "-p", "OOMPolicy=kill");
+    if (task.cpuCores != null) prefix.push("-p", `CPUQuota=${cpuQuota(task.cpuCores)}`);
+    if (task.pidsMax != null) prefix.push("-p", `TasksMax=${task.pidsMax}`);
     if (version >= EXPAND_ENVIRONMENT_SINCE) prefix.push("--expand-environment=no");
     return { prefix, env: {}, enterCgroupProcs: null, location: { unit, manager: manager.kind } };
   }
@@ -156,6 +163,12 @@ export class SystemdScopePlacement implements Placement {
       await writeFile(join(location.cgroupDir, "memory.oom.group"), "1").catch(() => {});
     }
     return location;
+  }
+
+  async limitsProblem(limits: TaskLimits): Promise<string | null> {
+    const { manager } = await this.requireResolved();
+    const wanted = [limits.cpuCores !== null ? "cpu" : null, limits.pidsMax !== null ? "pids" : null].filter((c): c is string => c !== null);
+    return manager.controllerProblem(findCgroup2Mount(), wanted);
   }
 
   identify(record: TaskRecord, live: LiveProcess): boolean {

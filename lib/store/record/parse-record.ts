@@ -84,6 +84,32 @@ const FIELDS: Record<string, Check> = {
   keepAfterEndMs: (v) => v === undefined || (Number.isSafeInteger(v) && (v as number) > 0),
   mcpTask: (v) => v === undefined || bool(v),
   cancelledAt: (v) => v === undefined || isoDate(v),
+  envFile: (v) => v === undefined || strOrNull(v),
+  ready: (v) => {
+    if (v === undefined || v === null) return true;
+    if (typeof v !== "object" || Array.isArray(v)) return false;
+    const r = v as Record<string, unknown>;
+    return strOrNull(r.log) && (r.port === null || (Number.isSafeInteger(r.port) && (r.port as number) > 0)) && strOrNull(r.http) &&
+      typeof r.timeoutSeconds === "number" && r.timeoutSeconds > 0;
+  },
+  readyAt: (v) => v === undefined || isoOrNull(v),
+  // Any string, as finishedAtSource: a source a later release adds must not make a record corrupt.
+  readyAtSource: (v) => v === undefined || strOrNull(v),
+  restart: (v) => {
+    if (v === undefined || v === null) return true;
+    if (typeof v !== "object" || Array.isArray(v)) return false;
+    const r = v as Record<string, unknown>;
+    return str(r.when) && [r.max, r.delayMs, r.delayMaxMs].every((n) => Number.isSafeInteger(n) && (n as number) > 0);
+  },
+  restarts: (v) => v === undefined || (Number.isSafeInteger(v) && (v as number) >= 0),
+  cpuCores: (v) => v === undefined || numOrNull(v),
+  pidsMax: (v) => v === undefined || posIntOrNull(v),
+  limitEvents: (v) => {
+    if (v === undefined || v === null) return true;
+    if (typeof v !== "object" || Array.isArray(v)) return false;
+    return Object.values(v as object).every((n) => n === null || (Number.isSafeInteger(n) && (n as number) >= 0));
+  },
+  specDigest: (v) => v === undefined || str(v),
 };
 
 /**

@@ -1,3 +1,7 @@
+import type { LimitEvents } from "../../limits/limits.ts";
+import type { ReadyAtSource, ReadySpec } from "../../ready/ready-spec.ts";
+import type { RestartPolicy } from "../../start/restart-policy.ts";
+
 /**
  * The newest schema version this build reads and writes. A record with a
  * newer one is never overwritten. Each record is written in the oldest
@@ -211,7 +215,7 @@ export interface TaskRecord {
    * is the offset a follower that read everything stops at. Absent before.
    */
   outputBytes?: { stdout: number; stderr: number } | null;
-  /** The names (never the values) of the variables the run set on top of the starter's environment, sorted. Absent before. */
+  /** The names (never the values) of the variables the run set on top of the starter's environment (its env file's too), sorted. Absent before. */
   envNames?: string[];
 
   // ---- Kept after its end, and its own cancel (durable MCP tasks: lib/mcp/task-store.ts). ----
@@ -230,4 +234,22 @@ export interface TaskRecord {
    * else killed it (kill_task, `outlive kill`, a supersede, the deadline).
    */
   cancelledAt?: string;
+  /** The env file the run read its variables from (its path only). Absent without one. */
+  envFile?: string | null;
+  /** When the task counts as ready (`readyLog`, `readyPort`, `readyHttp`). Absent or null without a condition. */
+  ready?: ReadySpec | null;
+  /** When the task was found ready (ISO), from the evidence `readyAtSource` names; null until then. */
+  readyAt?: string | null;
+  readyAtSource?: ReadyAtSource | null;
+  /** The restart policy outlive-shim carries out. Absent or null without one. */
+  restart?: RestartPolicy | null;
+  /** How many times the command was started again (from `io/attempts`). Absent without a policy. */
+  restarts?: number;
+  /** CPU and process limits beside `memoryMaxBytes`. Absent or null without one. */
+  cpuCores?: number | null;
+  pidsMax?: number | null;
+  /** In a terminal record of a task with a CPU or pids limit: what the limits did, read at its end. */
+  limitEvents?: LimitEvents | null;
+  /** A digest of the checked run spec (lib/start/spec-digest.ts), which `ensure` compares. Absent before. */
+  specDigest?: string;
 }
