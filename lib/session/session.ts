@@ -167,6 +167,9 @@ class ServeSession implements Session {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    // A takeover under way ends in a supervisor of this process's own, which would hold it open after the close:
+    // the close waits for it, then closes whatever it became.
+    if (this.takingOver) await this.takingOver.catch(() => {});
     const backend = this.backend;
     if (backend.role === "holder") {
       await backend.local.close();
