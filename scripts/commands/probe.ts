@@ -5,8 +5,8 @@ import { formatTable } from "../cli/table.ts";
 export const PROBE_HELP = `usage: outlive probe [--prefix NAME] [--json]
 
 Says, for every placement, whether it works here and why (not), which of the cgroup v2
-controllers that limits need it has (LIMITS: memory for --memory-max, cpu for --cpu, pids for
---pids), what auto would choose in daemon and in standalone mode, and whether tasks run under
+controllers that limits need it has (LIMITS: memory for run's memory limit, cpu for its CPU
+limit, pids for its process limit), what auto would choose in daemon and in standalone mode, and whether tasks run under
 outlive-shim or the shell wrapper.
   --prefix NAME   unit and cgroup name prefix (default outlive)
   --json          print JSON`;

@@ -30,12 +30,12 @@ function rows(text: string): Record<string, string>[] {
 }
 
 describe("outlive ps, for people", () => {
-  it("has the columns ID STATE EXIT PID COMMAND TIME KEY, relative times, a shortened command", () => {
+  it("has the columns ID STATE EXIT PID COMMAND TIME KEY PORTS, relative times, a shortened command", () => {
     const ps = outlive("ps");
     expect(ps.code, ps.err).toBe(0);
-    expect(ps.out.split("\n")[0].split(/\s+/)).toEqual(["ID", "STATE", "EXIT", "PID", "COMMAND", "TIME", "KEY"]);
+    expect(ps.out.split("\n")[0].split(/\s+/)).toEqual(["ID", "STATE", "EXIT", "PID", "COMMAND", "TIME", "KEY", "PORTS"]);
     const byId = Object.fromEntries(rows(ps.out).map((r) => [r.ID, r]));
-    expect(byId.live).toMatchObject({ STATE: "running", EXIT: "-", COMMAND: "sleep 300", KEY: "svc" });
+    expect(byId.live).toMatchObject({ STATE: "running", EXIT: "-", COMMAND: "sleep 300", KEY: "svc", PORTS: "-" });
     expect(byId.live.TIME).toMatch(/^up \d+(\.\d)?s$/);
     expect(byId.live.PID).toMatch(/^\d+$/);
     expect(byId.done).toMatchObject({ STATE: "exited", EXIT: "4", COMMAND: "sh -c 'exit 4'", KEY: "-" });
