@@ -4,12 +4,27 @@
 // fd 3 and the watchdog's reserve made first), spawned straight from this process and waited for: no record,
 // no placement, no spawner, no observation. What the benchmarks print beside it tells how much of a task's
 // cost is this chain, which no change to the supervisor can remove.
-import { mkdirSync } from "node:fs";
+// `shimFloor` is the same for outlive-shim (issue 33): the task's program exactly as lib/spawn/task-program.ts
+// `taskProgram` gives it (the shim, its settings on stdin, argv[0] its name) and lib/spawn/spawn-task.ts
+// `spawnTask` starts it, with the same files, deadline, grace and output bound.
+// Run on its own, it prints each chain against a bare child_process.spawn of `true`, interleaved, round by
+// round: the shim's chain (target <= 1.3x a bare spawn), the wrapper's, and the wrapper's without its warden.
+// Run: npm run build && node dist/bench/wrapper-floor.js [--rounds 100]
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { TRIM_SCRIPT } from "../lib/output/trim-loop.ts";
+import { findShim } from "../lib/spawn/shim-path.ts";
 import { spawnFilesOf, spawnTask } from "../lib/spawn/spawn-task.ts";
+import { taskProgram } from "../lib/spawn/task-program.ts";
 import { wrapperArgv } from "../lib/spawn/wrapper.ts";
 import { taskPaths } from "../lib/store/layout.ts";
+import type { TaskRecord } from "../lib/store/record/record.ts";
+import { median } from "./quantile.ts";
 
 /** The supervisor's defaults a task gets (lib/supervisor/options.ts): ceiling, grace, output bound. */
 const CEILING_SECONDS = 86_400;
@@ -44,3 +59,93 @@ export async function wrapperFloor(root: string, o: { warden?: boolean } = {}): 
   return performance.now() - t0;
 }
 
+
+/** The shim a task would run under here (findShim's rules: OUTLIVE_SHIM, the package, the build), or null and why. */
+export function floorShim(): { path: string; why?: undefined } | { path: null; why: string } {
+  const found = findShim();
+  return found.path === null ? { path: null, why: found.reason } : { path: found.path };
+}
+
+/**
+ * Spawns one `true` task under outlive-shim at `shim` (a fresh task directory under `root` each time), exactly
+ * as the supervisor hands it to the kernel with the process-group placement (no prefix), and resolves with ms
+ * to its exit: its settings (the default deadline, grace and output bound, `watch`, the command-pid file) on
+ * stdin, its name as argv[0], the output files, exit marker and reserve made first.
+ */
+export async function shimFloor(root: string, shim: string, o: { watch?: "inotify" | "poll" } = {}): Promise<number> {
+  const id = `floor-${process.pid}-${serial++}`;
+  const paths = taskPaths(root, id);
+  mkdirSync(paths.io, { recursive: true });
+  const t0 = performance.now();
+  const record = { id, command: { argv: ["true"] }, pty: null, maxOutputBytes: MAX_OUTPUT_BYTES } as unknown as TaskRecord;
+  const program = taskProgram({
+    record,
+    paths,
+    shim,
+    enterCgroupProcs: null,
+    deadlineSeconds: CEILING_SECONDS,
+    graceMs: GRACE_MS,
+    watch: o.watch ?? "inotify",
+    env: process.env,
+  });
+  const { child } = await spawnTask(program.argv, { cwd: root, env: process.env, files: spawnFilesOf(paths), stdin: program.stdin, argv0: program.argv0 });
+  child.ref();
+  if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once("exit", r));
+  return performance.now() - t0;
+}
+
+/** ms to the exit of a bare child_process.spawn of `true`: the baseline of every floor. */
+export async function bareSpawn(): Promise<number> {
+  const t0 = performance.now();
+  await new Promise((r) => spawn("true", { stdio: "ignore" }).once("exit", r));
+  return performance.now() - t0;
+}
+
+/** Issue 33: the shim's chain at most this many times a bare spawn. */
+export const SHIM_FLOOR_TARGET = 1.3;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { rounds: { type: "string", default: "100" } } });
+  const rounds = Number(values.rounds);
+  const shim = floorShim();
+  const load = () => readFileSync("/proc/loadavg", "latin1").split(" ").slice(0, 3).join(" ");
+  console.log(`a task's chain alone (no supervisor) vs a bare spawn of \`true\`, median of ${rounds} interleaved rounds; load ${load()}`);
+  if (shim.path === null) console.log(`  the shim's series is skipped: ${shim.why}`);
+  const root = mkdtempSync(join(tmpdir(), "outlive-bench-floor-"));
+  const series: Record<string, number[]> = { bare: [], shim: [], "shim, watch=poll": [], wrapper: [], "wrapper without its warden": [] };
+  const runs: Record<string, () => Promise<number>> = {
+    bare: bareSpawn,
+    ...(shim.path ? { shim: () => shimFloor(root, shim.path), "shim, watch=poll": () => shimFloor(root, shim.path, { watch: "poll" }) } : {}),
+    wrapper: () => wrapperFloor(root),
+    "wrapper without its warden": () => wrapperFloor(root, { warden: false }),
+  };
+  const names = Object.keys(runs);
+  try {
+    for (let i = 0; i < 5; i++) for (const n of names) await runs[n]();
+    for (let i = 0; i < rounds; i++) {
+      // The order rotates, so no series always follows the same one.
+      for (let k = 0; k < names.length; k++) {
+        const n = names[(i + k) % names.length];
+        series[n].push(await runs[n]());
+      }
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  const base = median(series.bare);
+  console.log(`  bare spawn ${base.toFixed(2)} ms`);
+  for (const n of names.filter((x) => x !== "bare")) {
+    const ratio = median(series[n]) / base;
+    const target = n === "shim" ? ` (target <= ${SHIM_FLOOR_TARGET}x) ${ratio <= SHIM_FLOOR_TARGET ? "ok" : "MISSED"}` : "";
+    console.log(`  ${n.padEnd(27)} ${median(series[n]).toFixed(2)} ms: ${ratio.toFixed(2)}x${target}`);
+  }
+  console.log(`  load at the end ${load()}`);
+}
+
+let isMain = false;
+try {
+  isMain = process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+} catch {
+  isMain = false;
+}
+if (isMain) await main();
