@@ -4,6 +4,9 @@ import type { Placement } from "../placement/placement.ts";
 import { readProcStat } from "../proc/stat.ts";
 import type { TaskRecord } from "../store/record/record.ts";
 
+/** The files in `io/` that only the task's output and its bound change (lib/output): none of them decides an end. */
+const OUTPUT_FILES = new Set(["stdout", "stderr", "stdout.dropped", "stderr.dropped", "stdout.dropped.tmp", "stderr.dropped.tmp"]);
+
 export interface TaskWatchOptions {
   record: TaskRecord;
   /** The task's `io/` directory, where the exit marker appears. */
@@ -53,7 +56,12 @@ export class TaskWatch {
     const wake = () => this.wake();
     o.child?.once("exit", wake);
     try {
-      const watcher = watch(o.ioDir, { persistent: false }, wake);
+      // The task's output is no evidence of its end: a task that writes a lot (a PTY's every echo, 1 GiB of `dd`)
+      // would otherwise have its whole evidence gathered at each write. Its end still wakes the check (the marker,
+      // `ended`, `timed-out`), and the liveness interval looks at it as it does at a quiet task.
+      const watcher = watch(o.ioDir, { persistent: false }, (_event, name) => {
+        if (name === null || !OUTPUT_FILES.has(String(name))) wake();
+      });
       watcher.on("error", () => watcher.close());
       this.abort.signal.addEventListener("abort", () => watcher.close(), { once: true });
     } catch {
