@@ -10,12 +10,21 @@
  *
  *   npm run build && node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000]
  *
+ * After each count's restarts, the N adopted tasks (`sleep 600`) are left idle for `--idle-seconds` (default
+ * 60, long enough for the 1-minute load average to follow) while /proc/loadavg is sampled every 5 s (a
+ * container shares the host's: it says what the whole machine ran, other work on it included, so N=0's window
+ * is the baseline), the tasks' own CPU is read from their slice's cpu.stat (every process in their scopes:
+ * shims and commands) and the module's from /proc/PID/stat. Issue 33: the load average stays under 4 while
+ * 1,000 tasks idle (the shell wrapper's wardens made it 101).
+ *
+ *   npm run build && node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000] [--idle-seconds 60]
+ *
  * `--counts` must include 0 (the baseline). The same file is the inside
  * part: the scenario driver imports its default export inside the
  * container (as the user, in a delegated cgroup); the counts reach it as
  * the scenario param `counts`.
  */
-import { realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { bootContainer, describeFailure, type Suite } from "../harness/host/container/mod.ts";
@@ -31,6 +40,9 @@ const ROUNDS = 3;
 /** Issue 16: cgroup.kill → all adopted, for this many tasks, within this bound. */
 const TARGET_TASKS = 1000;
 const TARGET_MS = 1500;
+/** Issue 33: the load average while TARGET_TASKS tasks idle stays under this. */
+const TARGET_LOAD = 4;
+const DEFAULT_IDLE_SECONDS = 60;
 
 /** `0,10,200,1000` → counts; an Error naming --counts and what it expects otherwise. */
 function parseCounts(value: string): number[] {
@@ -51,6 +63,73 @@ interface Row {
   medianMs: number;
   /** Spawning the N tasks, for scale. */
   spawnAllMs: number;
+  idle?: IdleWindow;
+}
+
+/** What N adopted tasks cost the machine while they idle. */
+interface IdleWindow {
+  seconds: number;
+  /** /proc/loadavg's 1-minute average at the window's start, at its end, and the highest sampled. */
+  load1: { start: number; end: number; max: number };
+  /** The tasks' slice's cpu.stat usage over the window, % of one core; null when it could not be read. */
+  tasksCpuPercent: number | null;
+  /** The module's own utime + stime over the window, % of one core. */
+  moduleCpuPercent: number | null;
+  /** The slice read (for the report). */
+  slice: string | null;
+}
+
+const load1 = () => Number(readFileSync("/proc/loadavg", "latin1").split(" ")[0]);
+
+/** The cgroup v2 directory holding the task whose leader is `pid`'s scope: its slice (the scope's parent). */
+function sliceOf(pid: number): string | null {
+  try {
+    const line = readFileSync(`/proc/${pid}/cgroup`, "latin1").split("\n").find((l) => l.startsWith("0::"));
+    if (!line) return null;
+    const scope = `/sys/fs/cgroup${line.slice(3)}`;
+    const slice = scope.slice(0, scope.lastIndexOf("/"));
+    return existsSync(`${slice}/cpu.stat`) ? slice : null;
+  } catch {
+    return null;
+  }
+}
+
+const usageUsec = (dir: string) => Number(/^usage_usec (\d+)/m.exec(readFileSync(`${dir}/cpu.stat`, "latin1"))?.[1] ?? NaN);
+
+function cpuTicks(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const rest = f.slice(f.lastIndexOf(")") + 2).split(" ");
+    return Number(rest[11]) + Number(rest[12]);
+  } catch {
+    return NaN;
+  }
+}
+
+/** Leaves the tasks idle for `seconds`, sampling the load every 5 s; the tasks' and the module's CPU over it. */
+async function idleWindow(seconds: number, slice: string | null, modulePid: number): Promise<IdleWindow> {
+  const t0 = Date.now();
+  const start = load1();
+  let max = start;
+  const u0 = slice ? usageUsec(slice) : NaN;
+  const m0 = cpuTicks(modulePid);
+  while (Date.now() - t0 < seconds * 1000) {
+    await new Promise((r) => setTimeout(r, Math.min(5000, seconds * 1000 - (Date.now() - t0))));
+    max = Math.max(max, load1());
+  }
+  const elapsed = (Date.now() - t0) / 1000;
+  const end = load1();
+  const u1 = slice ? usageUsec(slice) : NaN;
+  const m1 = cpuTicks(modulePid);
+  // 100 clock ticks a second on Linux (USER_HZ).
+  const pct = (x: number) => (Number.isFinite(x) ? x : null);
+  return {
+    seconds: elapsed,
+    load1: { start, end, max: Math.max(max, end) },
+    tasksCpuPercent: pct(((u1 - u0) / 1e6 / elapsed) * 100),
+    moduleCpuPercent: pct(((m1 - m0) / 100 / elapsed) * 100),
+    slice,
+  };
 }
 
 
@@ -62,6 +141,7 @@ const bench = defineScenario({
   timeoutMs: 1_200_000,
   async inside(ctx) {
     const counts = parseCounts(ctx.params.counts ?? DEFAULT_COUNTS.join(","));
+    const idleSeconds = Number(ctx.params.idleSeconds ?? DEFAULT_IDLE_SECONDS);
     const rows: Row[] = [];
     for (const n of counts) {
       // Bounds on waits, not on what is measured, grown with N so that 1,000 tasks on a loaded machine fail only
@@ -75,9 +155,11 @@ const bench = defineScenario({
       });
       await d.start();
       const t0 = Date.now();
+      let firstPid: number | null = null;
       // In parallel batches, as a busy agent would start them; each is its own systemd-run.
       for (let i = 0; i < n; i += 20) {
-        await Promise.all(Array.from({ length: Math.min(20, n - i) }, (_, j) => d.run({ id: `b${i + j}`, argv: ["sleep", "600"] })));
+        const batch = await Promise.all(Array.from({ length: Math.min(20, n - i) }, (_, j) => d.run({ id: `b${i + j}`, argv: ["sleep", "600"] })));
+        firstPid ??= (batch[0]?.pid as number | undefined) ?? null;
       }
       const spawnAllMs = Date.now() - t0;
       const times: number[] = [];
@@ -87,8 +169,10 @@ const bench = defineScenario({
         times.push(Date.parse(mark.readyAt!) - Date.parse(mark.killedAt!));
         ctx.check(`N=${n}, round ${r + 1}: all ${n} adopted`, mod.ready.replay.adopted.length === n, mod.ready.replay.adopted.length);
       }
-      rows.push({ tasks: n, killToAdoptedMs: times, medianMs: median(times), spawnAllMs });
-      ctx.log(`N=${n}: ${times.join(", ")} ms (median ${median(times)}), spawning took ${spawnAllMs} ms`);
+      const idle = idleSeconds > 0 ? await idleWindow(idleSeconds, firstPid === null ? null : sliceOf(firstPid), d.module.pid) : undefined;
+      rows.push({ tasks: n, killToAdoptedMs: times, medianMs: median(times), spawnAllMs, idle });
+      ctx.log(`N=${n}: ${times.join(", ")} ms (median ${median(times)}), spawning took ${spawnAllMs} ms` +
+        (idle ? `; idle ${idle.seconds.toFixed(0)} s: load1 ${idle.load1.start} -> ${idle.load1.end} (max ${idle.load1.max}), tasks ${idle.tasksCpuPercent?.toFixed(2)}%, module ${idle.moduleCpuPercent?.toFixed(2)}%` : ""));
       const last = d.module;
       await d.stop("disable");
       const end = await last.exited;
@@ -101,18 +185,23 @@ const bench = defineScenario({
 export default bench;
 
 async function main(): Promise<void> {
-  let values: { systemd?: string; counts?: string };
+  let values: { systemd?: string; counts?: string; "idle-seconds"?: string };
   let counts: number[];
   try {
     ({ values } = parseArgs({
       args: process.argv.slice(2),
-      options: { systemd: { type: "string", default: "257" }, counts: { type: "string", default: DEFAULT_COUNTS.join(",") } },
+      options: {
+        systemd: { type: "string", default: "257" },
+        counts: { type: "string", default: DEFAULT_COUNTS.join(",") },
+        "idle-seconds": { type: "string", default: String(DEFAULT_IDLE_SECONDS) },
+      },
     }));
     counts = parseCounts(values.counts!);
+    if (!/^\d+$/.test(values["idle-seconds"]!)) throw new Error(`--idle-seconds: expected a whole number of seconds (0: no idle window), got ${JSON.stringify(values["idle-seconds"])}`);
     if (!SYSTEMD_SUITES[values.systemd!]) throw new Error(`--systemd: expected 252 or 257, got ${JSON.stringify(values.systemd)}`);
   } catch (error) {
     console.error(`restart-adopt: ${(error as Error).message}`);
-    console.error("usage: node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000]");
+    console.error("usage: node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000] [--idle-seconds 60]");
     process.exit(2);
   }
   const suite: Suite = SYSTEMD_SUITES[values.systemd!];
@@ -128,7 +217,7 @@ async function main(): Promise<void> {
     const result = await runScenarioIn(container, bench.name, (l) => console.error(l), {
       file: fileURLToPath(import.meta.url),
       scenario: bench,
-      params: { counts: counts.join(",") },
+      params: { counts: counts.join(","), idleSeconds: values["idle-seconds"]! },
     });
     const rows = (result.facts?.rows ?? []) as Row[];
     const base = rows.find((r) => r.tasks === 0)?.medianMs ?? NaN;
@@ -136,6 +225,20 @@ async function main(): Promise<void> {
     console.log(`${"tasks".padStart(6)} ${"median".padStart(9)} ${"vs N=0".padStart(7)}  rounds (ms)            spawn all`);
     for (const r of rows) {
       console.log(`${String(r.tasks).padStart(6)} ${`${r.medianMs} ms`.padStart(9)} ${`${(r.medianMs / base).toFixed(2)}x`.padStart(7)}  ${r.killToAdoptedMs.join(", ").padEnd(22)} ${r.spawnAllMs} ms`);
+    }
+    if (rows.some((r) => r.idle)) {
+      console.log(`\nthe N tasks idle after the restarts (all adopted), the machine's /proc/loadavg (other work on it included) and their CPU:`);
+      console.log(`${"tasks".padStart(6)}  load1 start -> end (max)   tasks' CPU (slice cpu.stat)   module's CPU`);
+      for (const r of rows.filter((x) => x.idle)) {
+        const i = r.idle!;
+        const pct = (x: number | null) => (x === null ? "n/a" : `${x.toFixed(2)}%`);
+        console.log(`${String(r.tasks).padStart(6)}  ${`${i.load1.start} -> ${i.load1.end} (${i.load1.max})`.padEnd(24)}  ${pct(i.tasksCpuPercent).padEnd(28)}  ${pct(i.moduleCpuPercent)}  over ${i.seconds.toFixed(0)} s`);
+      }
+      const busiest = rows.find((r) => r.tasks === TARGET_TASKS)?.idle;
+      if (busiest) {
+        const met = busiest.load1.max < TARGET_LOAD;
+        console.log(`target (issue 33): load average under ${TARGET_LOAD} while ${TARGET_TASKS} tasks idle: ${met ? "met" : "MISSED"} (1-minute average at most ${busiest.load1.max}; the N=0 window's ${rows.find((r) => r.tasks === 0)?.idle?.load1.max ?? "?"})`);
+      }
     }
     const target = rows.find((r) => r.tasks === TARGET_TASKS);
     if (target) {
