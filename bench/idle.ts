@@ -491,8 +491,11 @@ for (let r = 0; r < ROUNDS; r++) {
 console.log(`summary, over every round and both windows (median, and the range):`);
 const of = (s: Series) => results.filter((x) => x.series === s);
 const windows = (s: Series) => of(s).flatMap((x) => [x.own, x.adopted]);
-/** The tasks' CPU: the /proc sums (ticks), or the long-lived processes' schedstat where that says more (a shim's wake-ups are far shorter than a tick). */
-const cpuOfWindow = (w: WindowResult) => Math.max(w.cpuPercent, (w.longLivedMs / 1000 / w.seconds) * 100);
+/**
+ * The tasks' CPU: the most any of the measures says: the /proc sums (ticks, cut per process), the long-lived
+ * processes' schedstat (a shim's wake-ups are far shorter than a tick), and their cgroups' cpu.stat where there is one.
+ */
+const cpuOfWindow = (w: WindowResult) => Math.max(w.cpuPercent, (w.longLivedMs / 1000 / w.seconds) * 100, w.cgroupPercent ?? 0);
 const range = (xs: number[], f = pct) => `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
 const base = of("wrapper").length ? median(windows("wrapper").map(cpuOfWindow)) : NaN;
 for (const s of chosen as Series[]) {
