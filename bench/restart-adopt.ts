@@ -17,7 +17,10 @@
  * shims and commands) and the module's from /proc/PID/stat. Issue 33: the load average stays under 4 while
  * 1,000 tasks idle (the shell wrapper's wardens made it 101).
  *
- *   npm run build && node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000] [--idle-seconds 60]
+ *   npm run build && node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000] [--idle-seconds 60] [--program shim|wrapper]
+ *
+ * `--program wrapper` runs the modules with OUTLIVE_SHIM=none (the shell wrapper), for a comparison
+ * made in another run of the same session (the shim is the default).
  *
  * `--counts` must include 0 (the baseline). The same file is the inside
  * part: the scenario driver imports its default export inside the
@@ -142,6 +145,7 @@ const bench = defineScenario({
   async inside(ctx) {
     const counts = parseCounts(ctx.params.counts ?? DEFAULT_COUNTS.join(","));
     const idleSeconds = Number(ctx.params.idleSeconds ?? DEFAULT_IDLE_SECONDS);
+    const env: Record<string, string> = ctx.params.program === "wrapper" ? { OUTLIVE_SHIM: "none" } : {};
     const rows: Row[] = [];
     for (const n of counts) {
       // Bounds on waits, not on what is measured, grown with N so that 1,000 tasks on a loaded machine fail only
@@ -150,7 +154,7 @@ const bench = defineScenario({
       // work, 1,000 did not end within 30 s nor within 150 s: the module is then SIGKILLed (about half the scopes
       // still loaded; the cleanup stops the slice), and the check after it fails the run.
       const d = ctx.daemon({
-        name: `n${n}`, storage: ctx.storageFor(`n${n}`), livenessMs: 1000,
+        name: `n${n}`, storage: ctx.storageFor(`n${n}`), livenessMs: 1000, env,
         readyTimeoutMs: 20_000 + 20 * n, stopWaitMs: 30_000 + 120 * n,
       });
       await d.start();
@@ -185,7 +189,7 @@ const bench = defineScenario({
 export default bench;
 
 async function main(): Promise<void> {
-  let values: { systemd?: string; counts?: string; "idle-seconds"?: string };
+  let values: { systemd?: string; counts?: string; "idle-seconds"?: string; program?: string };
   let counts: number[];
   try {
     ({ values } = parseArgs({
@@ -194,14 +198,16 @@ async function main(): Promise<void> {
         systemd: { type: "string", default: "257" },
         counts: { type: "string", default: DEFAULT_COUNTS.join(",") },
         "idle-seconds": { type: "string", default: String(DEFAULT_IDLE_SECONDS) },
+        program: { type: "string", default: "shim" },
       },
     }));
     counts = parseCounts(values.counts!);
+    if (values.program !== "shim" && values.program !== "wrapper") throw new Error(`--program: expected shim or wrapper, got ${JSON.stringify(values.program)}`);
     if (!/^\d+$/.test(values["idle-seconds"]!)) throw new Error(`--idle-seconds: expected a whole number of seconds (0: no idle window), got ${JSON.stringify(values["idle-seconds"])}`);
     if (!SYSTEMD_SUITES[values.systemd!]) throw new Error(`--systemd: expected 252 or 257, got ${JSON.stringify(values.systemd)}`);
   } catch (error) {
     console.error(`restart-adopt: ${(error as Error).message}`);
-    console.error("usage: node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000] [--idle-seconds 60]");
+    console.error("usage: node dist/bench/restart-adopt.js [--systemd 252|257] [--counts 0,10,200,1000] [--idle-seconds 60] [--program shim|wrapper]");
     process.exit(2);
   }
   const suite: Suite = SYSTEMD_SUITES[values.systemd!];
@@ -217,11 +223,11 @@ async function main(): Promise<void> {
     const result = await runScenarioIn(container, bench.name, (l) => console.error(l), {
       file: fileURLToPath(import.meta.url),
       scenario: bench,
-      params: { counts: counts.join(","), idleSeconds: values["idle-seconds"]! },
+      params: { counts: counts.join(","), idleSeconds: values["idle-seconds"]!, program: values.program! },
     });
     const rows = (result.facts?.rows ?? []) as Row[];
     const base = rows.find((r) => r.tasks === 0)?.medianMs ?? NaN;
-    console.log(`\nrestart-adopt on ${suite} (systemd ${result.systemd}), ${ROUNDS} restarts each, cgroup.kill → new module ready with all tasks adopted:`);
+    console.log(`\nrestart-adopt on ${suite} (systemd ${result.systemd}), tasks under the ${values.program}, ${ROUNDS} restarts each, cgroup.kill → new module ready with all tasks adopted:`);
     console.log(`${"tasks".padStart(6)} ${"median".padStart(9)} ${"vs N=0".padStart(7)}  rounds (ms)            spawn all`);
     for (const r of rows) {
       console.log(`${String(r.tasks).padStart(6)} ${`${r.medianMs} ms`.padStart(9)} ${`${(r.medianMs / base).toFixed(2)}x`.padStart(7)}  ${r.killToAdoptedMs.join(", ").padEnd(22)} ${r.spawnAllMs} ms`);
