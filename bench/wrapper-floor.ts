@@ -8,10 +8,12 @@
 // `taskProgram` gives it (the shim, its settings on stdin, argv[0] its name) and lib/spawn/spawn-task.ts
 // `spawnTask` starts it, with the same files, deadline, grace and output bound.
 // Run on its own, it prints each chain against a bare child_process.spawn of `true`, interleaved, round by
-// round: the shim's chain (target <= 1.3x a bare spawn), the wrapper's, and the wrapper's without its warden.
+// round: the shim's chain (target <= 1.3x a bare spawn), polling instead of inotify, the wrapper's, and the
+// wrapper's without its warden; and what the shim's chain is made of: the shim's process alone (its files made
+// before the clock starts), and the files alone (spawnTask making them, then a bare spawn of `true`).
 // Run: npm run build && node dist/bench/wrapper-floor.js [--rounds 100]
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -19,7 +21,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { TRIM_SCRIPT } from "../lib/output/trim-loop.ts";
 import { findShim } from "../lib/spawn/shim-path.ts";
-import { spawnFilesOf, spawnTask } from "../lib/spawn/spawn-task.ts";
+import { EXIT_MARKER_PLACEHOLDER } from "../lib/observe/exit-marker.ts";
+import { type SpawnFiles, spawnFilesOf, spawnTask } from "../lib/spawn/spawn-task.ts";
 import { taskProgram } from "../lib/spawn/task-program.ts";
 import { wrapperArgv } from "../lib/spawn/wrapper.ts";
 import { taskPaths } from "../lib/store/layout.ts";
@@ -72,10 +75,12 @@ export function floorShim(): { path: string; why?: undefined } | { path: null; w
  * to its exit: its settings (the default deadline, grace and output bound, `watch`, the command-pid file) on
  * stdin, its name as argv[0], the output files, exit marker and reserve made first.
  */
-export async function shimFloor(root: string, shim: string, o: { watch?: "inotify" | "poll" } = {}): Promise<number> {
+export async function shimFloor(root: string, shim: string, o: { watch?: "inotify" | "poll"; filesFirst?: boolean } = {}): Promise<number> {
   const id = `floor-${process.pid}-${serial++}`;
   const paths = taskPaths(root, id);
   mkdirSync(paths.io, { recursive: true });
+  const files = spawnFilesOf(paths);
+  const stdio = o.filesFirst ? openFiles(files) : null;
   const t0 = performance.now();
   const record = { id, command: { argv: ["true"] }, pty: null, maxOutputBytes: MAX_OUTPUT_BYTES } as unknown as TaskRecord;
   const program = taskProgram({
@@ -88,7 +93,36 @@ export async function shimFloor(root: string, shim: string, o: { watch?: "inotif
     watch: o.watch ?? "inotify",
     env: process.env,
   });
-  const { child } = await spawnTask(program.argv, { cwd: root, env: process.env, files: spawnFilesOf(paths), stdin: program.stdin, argv0: program.argv0 });
+  if (stdio) {
+    // The files made before the clock started: the shim's process alone, spawned as spawnTask does.
+    const child = spawn(program.argv[0], program.argv.slice(1), { cwd: root, env: process.env, detached: true, stdio: ["pipe", ...stdio], argv0: program.argv0! });
+    child.stdin!.on("error", () => {});
+    child.stdin!.end(program.stdin);
+    await new Promise((r) => child.once("exit", r));
+    const ms = performance.now() - t0;
+    for (const fd of stdio) closeSync(fd);
+    return ms;
+  }
+  const { child } = await spawnTask(program.argv, { cwd: root, env: process.env, files, stdin: program.stdin, argv0: program.argv0 });
+  child.ref();
+  if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once("exit", r));
+  return performance.now() - t0;
+}
+
+/** A task's stdout, stderr and exit marker (with its placeholder) and the reserve, made as spawnTask makes them; their fds. */
+function openFiles(files: SpawnFiles): [number, number, number] {
+  const exit = openSync(files.exit, "wx", 0o600);
+  writeSync(exit, EXIT_MARKER_PLACEHOLDER, 0);
+  closeSync(openSync(files.timedOutReserve, "w", 0o600));
+  return [openSync(files.stdout, "a", 0o600), openSync(files.stderr, "a", 0o600), exit];
+}
+
+/** ms to the exit of `true` spawned by spawnTask, with a task's files made first: what the files add to a bare spawn. */
+export async function filesAndBareSpawn(root: string): Promise<number> {
+  const paths = taskPaths(root, `floor-${process.pid}-${serial++}`);
+  mkdirSync(paths.io, { recursive: true });
+  const t0 = performance.now();
+  const { child } = await spawnTask(["true"], { cwd: root, env: process.env, files: spawnFilesOf(paths) });
   child.ref();
   if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once("exit", r));
   return performance.now() - t0;
@@ -112,14 +146,23 @@ async function main(): Promise<void> {
   console.log(`a task's chain alone (no supervisor) vs a bare spawn of \`true\`, median of ${rounds} interleaved rounds; load ${load()}`);
   if (shim.path === null) console.log(`  the shim's series is skipped: ${shim.why}`);
   const root = mkdtempSync(join(tmpdir(), "outlive-bench-floor-"));
-  const series: Record<string, number[]> = { bare: [], shim: [], "shim, watch=poll": [], wrapper: [], "wrapper without its warden": [] };
   const runs: Record<string, () => Promise<number>> = {
     bare: bareSpawn,
-    ...(shim.path ? { shim: () => shimFloor(root, shim.path), "shim, watch=poll": () => shimFloor(root, shim.path, { watch: "poll" }) } : {}),
+    ...(shim.path
+      ? {
+        shim: () => shimFloor(root, shim.path),
+        "shim, watch=poll": () => shimFloor(root, shim.path, { watch: "poll" }),
+        // What the chain is made of: the shim's process alone (its files made before the clock starts), and the files alone.
+        "shim alone, files made first": () => shimFloor(root, shim.path, { filesFirst: true }),
+        "shim alone, files first, poll": () => shimFloor(root, shim.path, { filesFirst: true, watch: "poll" }),
+      }
+      : {}),
+    "the files + a bare spawn": () => filesAndBareSpawn(root),
     wrapper: () => wrapperFloor(root),
     "wrapper without its warden": () => wrapperFloor(root, { warden: false }),
   };
   const names = Object.keys(runs);
+  const series: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   try {
     for (let i = 0; i < 5; i++) for (const n of names) await runs[n]();
     for (let i = 0; i < rounds; i++) {
@@ -137,7 +180,7 @@ async function main(): Promise<void> {
   for (const n of names.filter((x) => x !== "bare")) {
     const ratio = median(series[n]) / base;
     const target = n === "shim" ? ` (target <= ${SHIM_FLOOR_TARGET}x) ${ratio <= SHIM_FLOOR_TARGET ? "ok" : "MISSED"}` : "";
-    console.log(`  ${n.padEnd(27)} ${median(series[n]).toFixed(2)} ms: ${ratio.toFixed(2)}x${target}`);
+    console.log(`  ${n.padEnd(30)} ${median(series[n]).toFixed(2)} ms: ${ratio.toFixed(2)}x${target}`);
   }
   console.log(`  load at the end ${load()}`);
 }
