@@ -18,6 +18,7 @@ import { cgroupControllers, findCgroup2Mount } from "../../lib/internal.ts";
 import { defineScenario } from "../inside/define-scenario.ts";
 import type { ScenarioContext } from "../inside/context.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
+import { cgroupFile } from "../inside/cgroup-file.ts";
 import { timeScaleOf } from "../shared/time-scale.ts";
 
 const PLACEMENTS = ["systemd-scope", "cgroup-v2"] as const;
@@ -90,14 +91,6 @@ async function limitsRefused(ctx: ScenarioContext, placement: (typeof PLACEMENTS
   }
   ctx.check(`${placement}: nothing was stored for the refused runs`, tasks() === before, { before, after: tasks() });
   await d.stop("disable");
-}
-
-function cgroupFile(dir: string, name: string): string {
-  try {
-    return readFileSync(join(dir, name), "utf8").trim();
-  } catch (error) {
-    return `(unreadable: ${(error as Error).message})`;
-  }
 }
 
 export default scenario;

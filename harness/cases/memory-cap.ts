@@ -16,6 +16,7 @@ import { cgroupControllers, findCgroup2Mount, isRunning } from "../../lib/intern
 import { defineScenario } from "../inside/define-scenario.ts";
 import type { ScenarioContext } from "../inside/context.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
+import { cgroupFile } from "../inside/cgroup-file.ts";
 import { timeScaleOf } from "../shared/time-scale.ts";
 
 const CAP = 64 * 1024 * 1024;
@@ -84,14 +85,6 @@ async function capUnder(ctx: ScenarioContext, placement: (typeof PLACEMENTS)[num
   const small = await ctx.completion(d, fits.id, 20_000 * scale);
   ctx.check(`${placement}: a task under its cap exits normally`, small.state === "exited" && small.exitCode === 0, small);
   await d.stop("disable");
-}
-
-function cgroupFile(dir: string, name: string): string {
-  try {
-    return readFileSync(join(dir, name), "utf8").trim();
-  } catch (error) {
-    return `(unreadable: ${(error as Error).message})`;
-  }
 }
 
 export default scenario;
