@@ -12,7 +12,7 @@
  * run that asks for them is refused with the reason and nothing is stored.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { cgroupControllers, findCgroup2Mount } from "../../lib/internal.ts";
 import { defineScenario } from "../inside/define-scenario.ts";
