@@ -229,7 +229,9 @@ export class VmMachine implements Machine {
       'node="$1"; shift',
       // Idempotent: after a reboot it is tried again until the new boot lets it through.
       'while [ $# -gt 0 ]; do mkdir -p "$3"; mountpoint -q "$3" || mount -t 9p -o "$1" "$2" "$3"; shift 3; done',
-      'touch /usr/local/bin/node && { mountpoint -q /usr/local/bin/node || mount --bind "$node" /usr/local/bin/node; }',
+      // The touch only where nothing is bound yet: on the read-only bind an earlier try made (its answer lost to the
+      // agent's timeout on a loaded host), touch itself fails with EROFS, and every retry after it did.
+      'mountpoint -q /usr/local/bin/node || { touch /usr/local/bin/node && mount --bind "$node" /usr/local/bin/node; }',
     ].join("\n");
     const args = this.state.shares.flatMap((s) => [`trans=virtio,version=9p2000.L,msize=524288${s.readonly ? ",ro,cache=loose" : ""}`, s.tag, s.inside]);
     const r = await this.enter(["/bin/sh", "-c", script, "sh", `${NODE_DIR_INSIDE}/${this.state.nodeBinary}`, ...args], { timeoutMs: 30_000 });
