@@ -16,7 +16,11 @@ import type { PtySize } from "../pty/size.ts";
  *   value that does not parse, a relative path, a missing io directory, an
  *   `id` that is not argv[1], over 4 MiB, no EOF within 30 s) is one line
  *   `outlive-shim: KEY: …` on stderr and exit 125, with nothing run and no
- *   exit marker; so is a cgroup (`enter`) it cannot join.
+ *   exit marker; so is a cgroup (`enter`) it cannot join, or a command it
+ *   could not fork. The same line goes to `io/shim-refused` (temp + rename)
+ *   in the directory of fd 3's `exit` (the one the caller made for this
+ *   task, not one the settings name), so the end reads `never_started` with
+ *   the shim's own words (lib/replay/decide.ts).
  * - It joins `enter`, leads the process group (its pid is the group the
  *   supervisor kills), forks the command into it (stdin /dev/null, no fd 3,
  *   signals at their defaults; `io/command-pid` written by the child just

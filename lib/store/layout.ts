@@ -213,6 +213,11 @@ export interface TaskPaths {
    * derives the name from the `timedOut` path it is given.
    */
   hostStopping: string;
+  /**
+   * Written by outlive-shim (temp + rename) when it refused to start the
+   * task (exit 125, no exit code, nothing run): its one line saying why.
+   */
+  shimRefused: string;
 }
 
 /**
@@ -242,6 +247,7 @@ export function taskPaths(root: string, id: string): TaskPaths {
     ended: `${io}/ended`,
     commandPid: `${io}/command-pid`,
     hostStopping: `${io}/host-stopping`,
+    shimRefused: `${io}/shim-refused`,
   };
 }
 
