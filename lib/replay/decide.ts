@@ -65,6 +65,14 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
     return finish("exited", code, `${exitWords(code)}${byShutdown}${leftRunning}`);
   }
 
+  // The shim refused the task before anything of the user's ran (exit 125, no code): not lost, never started,
+  // in the shim's own words. Only once the shim is gone (it writes the line just before it exits) and when
+  // nothing of the task's was found running elsewhere.
+  const shimGone = ev.pid === "absent" || ev.pid === "reused" || (record.state === "starting" && record.pid === null);
+  if (ev.shimRefused && shimGone && !ev.located) {
+    return finish("never_started", null, `never started: outlive-shim refused it (${ev.shimRefused}); its command did not run`, true);
+  }
+
   if (record.state === "starting") {
     // A live state is not flushed to disk (only an end is): after a host crash, `starting` may be all that
     // reached the disk of a task that had been running. The boot id says what is known, no more.

@@ -65,6 +65,11 @@ export interface ReplayEvidence {
   commandStarted?: boolean | null;
   /** With an exit code: the time of `io/ended`, which the wrapper made the moment its command ended (ISO); null without it. */
   commandEndedAt?: string | null;
+  /**
+   * Without an exit code: the line outlive-shim left in `io/shim-refused` when it refused to start the task
+   * (exit 125, nothing run); null (or absent) when there is none.
+   */
+  shimRefused?: string | null;
   /** With an exit code: the wrapper got SIGTERM while systemd was stopping the system (`io/host-stopping`). */
   hostStopping?: boolean;
   /** When the process table was looked at for this evidence (ISO), just after the look. */

@@ -16,7 +16,11 @@ import type { PtySize } from "../pty/size.ts";
  *   value that does not parse, a relative path, a missing io directory, an
  *   `id` that is not argv[1], over 4 MiB, no EOF within 30 s) is one line
  *   `outlive-shim: KEY: …` on stderr and exit 125, with nothing run and no
- *   exit marker; so is a cgroup (`enter`) it cannot join.
+ *   exit marker; so is a cgroup (`enter`) it cannot join, or a command it
+ *   could not fork. The same line goes to `io/shim-refused` (temp + rename)
+ *   in the directory of fd 3's `exit` (the one the caller made for this
+ *   task, not one the settings name), so the end reads `never_started` with
+ *   the shim's own words (lib/replay/decide.ts).
  * - It joins `enter`, leads the process group (its pid is the group the
  *   supervisor kills), forks the command into it (stdin /dev/null, no fd 3,
  *   signals at their defaults; `io/command-pid` written by the child just
@@ -38,9 +42,13 @@ import type { PtySize } from "../pty/size.ts";
  *   group, trimming through the grace, then KILL to the group, the shim
  *   with it, even when the command ended within the grace.
  * - The output bound, as lib/output/trim-loop.ts keeps it (`STREAM.dropped`
- *   before the hole, `trim-failed`), looked at on inotify's word (at most
- *   every 100 ms) or by a backing-off timer (100 ms to 1.6 s) when there
- *   is no inotify instance to be had or `watch` is `poll`. The shim never
+ *   before the hole, `trim-failed`), looked at by a backing-off timer
+ *   (100 ms while a file grows, doubling while both are quiet). With
+ *   `watch=inotify` the shim takes an inotify instance once the timer would
+ *   back off to 1.6 s (the files quiet for 1.5 s) and then looks on its word
+ *   (at most every 100 ms), so a task that ends sooner never closes one at
+ *   its exit (a ~10 ms wait in the kernel before it can be reaped); with
+ *   `watch=poll`, or no instance to be had, the timer goes on at 1.6 s. The shim never
  *   sits in the output's way, except a PTY task's, whose terminal it reads.
  * - A PTY task: the shim holds the terminal (no `script`): `pty/in` (a 0600
  *   FIFO in a 0700 `pty/`) is copied to it, its output to `io/stdout`;
@@ -72,7 +80,7 @@ export interface ShimSettings {
   graceMs: number;
   /** Bytes kept per output stream; 0 keeps all, else at least 4096. */
   maxOutput: number;
-  /** How the output bound learns of writes: `inotify` (falls back to `poll` when there is none to be had). */
+  /** How the output bound learns of writes once quiet: `inotify` (falls back to `poll` when there is none to be had). */
   watch: "inotify" | "poll";
   /** Write `io/command-pid` (not for a PTY task: `pty/info` names its command). */
   commandPid: boolean;

@@ -220,6 +220,11 @@ export interface TaskPaths {
   pidsEvents: string;
   /** A task with a CPU limit: its cgroup's `cpu.stat`, copied by the shim as it ended. */
   cpuStat: string;
+  /**
+   * Written by outlive-shim (temp + rename) when it refused to start the
+   * task (exit 125, no exit code, nothing run): its one line saying why.
+   */
+  shimRefused: string;
 }
 
 /**
@@ -252,6 +257,7 @@ export function taskPaths(root: string, id: string): TaskPaths {
     attempts: `${io}/attempts`,
     pidsEvents: `${io}/pids.events`,
     cpuStat: `${io}/cpu.stat`,
+    shimRefused: `${io}/shim-refused`,
   };
 }
 

@@ -129,7 +129,9 @@ export interface SupervisorOptions {
    * How many of this supervisor's running tasks may each hold an inotify
    * instance, with which its shim hears its output grow (and otherwise
    * sleeps); the others look with a timer that backs off to 1.6 s while
-   * they are quiet. `fs.inotify.max_user_instances` is per user (128 on
+   * they are quiet. A task allowed one takes it only after 1.5 s of quiet
+   * output (before, it looks with the timer too), so a short task never
+   * holds one. `fs.inotify.max_user_instances` is per user (128 on
    * many machines), and the user's own watchers (a dev server's) need
    * theirs. Default 32.
    */

@@ -13,12 +13,21 @@
 //! - A file system that cannot punch says why in `io/trim-failed`, and the
 //!   bound stops; the deadline does not depend on it.
 //!
-//! When to look: with inotify, when a file is written (IN_MODIFY), but not
-//! again within 100 ms of the last look, so a burst of writes costs ten
-//! looks a second and a quiet task no wake-up at all. Without inotify
-//! (`watch=poll`, or no instance left: `fs.inotify.max_user_instances` is
-//! often 128) a timer: 100 ms while a file grows, doubling to 1.6 s while
-//! both are quiet, one `fstat` per file a look.
+//! When to look: first by a timer, 100 ms while a file grows, doubling while
+//! both are quiet, one `fstat` per file a look. A task allowed inotify
+//! (`watch=inotify`) takes its instance only once the timer has backed off
+//! to its slowest (WATCH_FROM): from then on it looks when a file is written
+//! (IN_MODIFY), but not again within 100 ms of the last look, so a burst of
+//! writes costs ten looks a second and a quiet task no wake-up at all.
+//! Without inotify (`watch=poll`, or no instance left:
+//! `fs.inotify.max_user_instances` is often 128) the timer goes on at 1.6 s.
+//!
+//! Why not at once: closing an inotify instance that holds a watch waits for
+//! an SRCU grace period in the kernel (`fsnotify_destroy_group`, ~11 ms here,
+//! up to 23), and the shim closes it in `exit_group`, so its parent cannot
+//! reap it until then (bench/RESULTS.md, "the inotify instance's close"). A
+//! short task, the most common kind, ends within its first second and
+//! never pays it; a long one pays it once, at an end nobody is waiting on.
 
 use crate::clock::{self, Timer};
 use crate::sys::{self, Fd};
@@ -30,6 +39,11 @@ use std::time::Duration;
 const BLOCK: u64 = 4096;
 const QUICK: Duration = Duration::from_millis(100);
 const SLOWEST: Duration = Duration::from_millis(1600);
+/// The nap at which a task allowed inotify takes its instance instead of napping: when the timer is about to
+/// back off to SLOWEST, the files have been quiet through 100 + 200 + 400 + 800 ms (1.5 s from the first look
+/// for a silent task). Sooner, and the short tasks that end within it would pay the instance's close at their
+/// exit (above); later, and an idle task would wake every 1.6 s for nothing before it gets to sleep on inotify.
+const WATCH_FROM: Duration = SLOWEST;
 
 struct Stream {
     path: CString,
@@ -82,7 +96,11 @@ impl Stream {
 }
 
 enum Watch {
+    /// Holds an instance watching both files.
     Inotify(Fd),
+    /// Polls for now; takes an instance once the timer backs off to WATCH_FROM.
+    Later,
+    /// Polls for good (`watch=poll`, or no instance to be had).
     Poll,
 }
 
@@ -90,7 +108,7 @@ pub struct Bound {
     max: u64,
     streams: [Stream; 2],
     watch: Watch,
-    /// Poll mode: the next look. Inotify mode: the end of the quiet time after a look.
+    /// Polling: the next look. Inotify: the end of the quiet time after a look.
     timer: Timer,
     nap: Duration,
     last_look: Option<Duration>,
@@ -101,11 +119,9 @@ pub struct Bound {
 impl Bound {
     pub fn new(io: &[u8], max: u64, inotify: bool) -> io::Result<Bound> {
         let streams = [Stream::open(io, "stdout"), Stream::open(io, "stderr")];
-        let watch = if inotify { watch_files(&streams).map(Watch::Inotify).unwrap_or(Watch::Poll) } else { Watch::Poll };
+        let watch = if inotify { Watch::Later } else { Watch::Poll };
         let mut timer = Timer::new()?;
-        if let Watch::Poll = watch {
-            timer.arm_in(QUICK);
-        }
+        timer.arm_in(QUICK);
         Ok(Bound { max, streams, watch, timer, nap: QUICK, last_look: None, failed: sys::join(io, b"trim-failed"), stopped: false })
     }
 
@@ -136,12 +152,25 @@ impl Bound {
         }
         self.forget_events();
         let grew = self.look();
-        if let Watch::Poll = self.watch {
-            self.nap = if grew { QUICK } else { (self.nap * 2).min(SLOWEST) };
-            if !self.stopped {
-                self.timer.arm_in(self.nap);
+        if let Watch::Inotify(_) = self.watch {
+            return;
+        }
+        self.nap = if grew { QUICK } else { (self.nap * 2).min(SLOWEST) };
+        if self.stopped {
+            return;
+        }
+        if self.nap >= WATCH_FROM && matches!(self.watch, Watch::Later) {
+            match watch_files(&self.streams) {
+                Some(fd) => {
+                    self.watch = Watch::Inotify(fd);
+                    // A write between the look above and the watch raised no event: one more look sees it.
+                    self.look();
+                    return;
+                }
+                None => self.watch = Watch::Poll,
             }
         }
+        self.timer.arm_in(self.nap);
     }
 
     /// One look at both files; true when one grew since the last.

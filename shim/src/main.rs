@@ -35,9 +35,11 @@ pub fn say(line: &str) {
     let _ = sys::write_all(2, format!("{}\n", line).as_bytes());
 }
 
-/// Nothing of the user's has run: say why and exit 125, leaving no exit marker.
+/// Nothing of the user's has run: say why (on stderr, and in `io/shim-refused`) and exit 125, leaving no exit marker.
 pub fn fail(what: &str) -> ! {
-    say(&format!("outlive-shim: {}", what));
+    let line = format!("outlive-shim: {}", what);
+    say(&line);
+    marker::refused(&line);
     std::process::exit(125)
 }
 

@@ -2,8 +2,10 @@
 //! (its file time dates the end), `io/host-stopping` when a TERM came while
 //! the host was shutting down, and the exit code in `io/exit` (fd 3), in the
 //! four bytes the caller reserved there, so a full disk cannot lose it.
+//! A task the shim refused to start has no code: `io/shim-refused` says why.
 
 use crate::sys;
+use std::os::unix::ffi::OsStrExt;
 
 /// The code a shell reports for a wait status: the exit status, or 128 + the signal.
 pub fn code_of(status: libc::c_int) -> i32 {
@@ -35,4 +37,25 @@ pub fn check_fd() -> Result<(), String> {
     }
     // The command never gets it: close-on-exec as well as closed in the child.
     sys::set_cloexec(3).map_err(|e| format!("fd 3: {}", sys::why(&e)))
+}
+
+/// Where the shim refused the task (exit 125, nothing run): its line in `io/shim-refused` (temp + rename), so
+/// the supervisor can record why the task never started, not guess at a kill. The io directory is the one
+/// that holds fd 3, the exit marker the caller made for this task (found through /proc, checked by inode),
+/// never one named by settings that were just refused. Where there is none, stderr alone says it.
+pub fn refused(line: &str) {
+    let exit = match (sys::fstat(3), std::fs::read_link("/proc/self/fd/3")) {
+        (Ok(st), Ok(path)) if st.st_mode & libc::S_IFMT == libc::S_IFREG => (st, path),
+        _ => return,
+    };
+    let (st, path) = exit;
+    let io = match path.parent() {
+        Some(dir) if path.file_name().map_or(false, |n| n == "exit") => dir.as_os_str().as_bytes().to_vec(),
+        _ => return,
+    };
+    match sys::lstat(&sys::join(&io, b"exit")) {
+        Ok(at) if at.st_dev == st.st_dev && at.st_ino == st.st_ino => {}
+        _ => return,
+    }
+    let _ = sys::replace_file(&sys::join(&io, b"shim-refused.tmp"), &sys::join(&io, b"shim-refused"), format!("{}\n", line).as_bytes(), 0o600);
 }

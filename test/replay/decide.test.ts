@@ -83,6 +83,25 @@ describe("decideReplay: the decision table", () => {
     expect(decideReplay(record({ state: "starting", pid: null }), evidence({ located: found, marker: code(0) }))).toMatchObject({ state: "exited" });
   });
 
+  it("the shim refused the task (io/shim-refused, no code): never_started in the shim's words, not lost", () => {
+    const line = 'outlive-shim: watch: expected inotify or poll, got "sideways"';
+    const refused = { shimRefused: line };
+    for (const state of ["running", "killing"] as const) {
+      expect(decideReplay(record({ state }), evidence(refused))).toMatchObject({
+        kind: "finish",
+        state: "never_started",
+        exitCode: null,
+        reason: expect.stringMatching(/^never started: outlive-shim refused it \(outlive-shim: watch: expected inotify or poll, got "sideways"\); its command did not run/),
+      });
+    }
+    expect(decideReplay(record({ state: "starting", pid: null }), evidence(refused))).toMatchObject({ state: "never_started" });
+    // Its shim still there (about to exit): not decided yet. A code wins: the command ran.
+    expect(decideReplay(record(), evidence({ ...refused, pid: "same" }))).toEqual({ kind: "adopt", resumeKill: false });
+    expect(decideReplay(record(), evidence({ ...refused, marker: code(0) }))).toMatchObject({ state: "exited", exitCode: 0 });
+    // Without the file, as before: lost.
+    expect(decideReplay(record(), evidence())).toMatchObject({ state: "lost" });
+  });
+
   it("starting, not found, and nothing of its command ran: never_started with the time run was asked, not lost", () => {
     const r = record({ state: "starting", pid: null });
     const d = decideReplay(r, evidence({ commandStarted: false }));

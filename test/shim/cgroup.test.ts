@@ -40,7 +40,7 @@ describe.skipIf(!shim.path)("outlive-shim joins the task's cgroup", () => {
     expect(inV2).toEqual([`0::/outlive-shim-test-${process.pid}`, `0::/outlive-shim-test-${process.pid}`]);
   });
 
-  it("refuses to run anywhere else: a cgroup it cannot join is one line, exit 125, no exit marker, nothing run", async () => {
+  it("refuses to run anywhere else: a cgroup it cannot join is one line (stderr, io/shim-refused), exit 125, no exit marker, nothing run", async () => {
     const run = startShim(SHIM, {
       settings: { command: { argv: ["sh", "-c", "echo ran"] }, enter: "/sys/fs/cgroup/unified/outlive-no-such-cgroup/cgroup.procs" },
     });
@@ -48,6 +48,8 @@ describe.skipIf(!shim.path)("outlive-shim joins the task's cgroup", () => {
     expect(run.read("stderr")).toMatch(/^outlive-shim: enter: could not join the task's cgroup through "\/sys\/fs\/cgroup\/unified\/outlive-no-such-cgroup\/cgroup.procs": No such file or directory\n$/);
     expect(run.read("stdout")).toBe("");
     expect(run.exitBytes()).toBe("    ");
-    expect(ioFiles(run)).toEqual(["exit", "stderr", "stdout", "timed-out.reserved"]);
+    // The same line in io/shim-refused, for the supervisor to end the task never_started with it.
+    expect(ioFiles(run)).toEqual(["exit", "shim-refused", "stderr", "stdout", "timed-out.reserved"]);
+    expect(run.read("shim-refused")).toBe(run.read("stderr"));
   });
 });

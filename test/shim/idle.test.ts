@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { cleanupShims, procStat, type ShimRun, shimUnderTest, startShim } from "../support/shim-task.ts";
 import { waitFor } from "../support/wait.ts";
 
-// What a quiet task costs: the shim is one process beside the command, wakes for nothing (inotify) or a
-// backing-off timer (poll), forks nothing, and stays small (PSS).
+// What a quiet task costs: the shim is one process beside the command, wakes for nothing (inotify, once the
+// timer has backed off) or a backing-off timer (poll), forks nothing, and stays small (PSS).
 const shim = shimUnderTest();
 if (!shim.path) console.log(`test/shim/idle.test.ts skipped: ${shim.reason}`);
 const SHIM = shim.path!;
@@ -52,7 +52,9 @@ describe.skipIf(!shim.path)("an idle task's shim", () => {
 
   it(`wakes for nothing with inotify: 20 idle tasks over ${WINDOW_MS / 1000} s use no CPU, make no wake-up and fork nothing`, async () => {
     const runs = await startIdle(20, "inotify");
-    // Settled: the last wake-up was the command's start (SIGCHLD never comes while it runs).
+    // Settled: past the back-off (looks at 0.1, 0.3, 0.7, 1.5 s, then the inotify instance), and the command
+    // started (SIGCHLD never comes while it runs).
+    await waitFor("the back-off", () => Date.now() - runs[runs.length - 1].startedAt > 2500, 10_000, 100);
     const before = runs.map((r) => sample(r.pid));
     const at = Date.now();
     await new Promise((r) => setTimeout(r, WINDOW_MS));

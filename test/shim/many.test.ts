@@ -38,6 +38,9 @@ describe.skipIf(!shim.path)("200 shims at once", () => {
     const runs: ShimRun[] = [];
     for (let i = 0; i < TASKS; i++) runs.push(startShim(SHIM, { settings: { command: { argv: ["sh", "-c", script] }, maxOutput: MAX, watch: "inotify" } }));
     await waitFor("every shim's first cut (stdout.dropped)", () => runs.every((r) => r.read("stdout.dropped") !== ""), 120_000, 200);
+    // Quiet at the gate, each takes its instance (where one is left) once its timer has backed off (1.5 s).
+    const cut = Date.now();
+    await waitFor("the back-off", () => Date.now() - cut > 2500, 10_000, 100);
     const onInotify = runs.filter((r) => watchesWithInotify(r.pid)).length;
     const limit = Number(readFileSync("/proc/sys/fs/inotify/max_user_instances", "utf8"));
     console.log(`${TASKS} shims: ${onInotify} on inotify, ${TASKS - onInotify} polling (max_user_instances ${limit})`);

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { encodeShimSettings } from "../../lib/spawn/shim-settings.ts";
 import { cleanupShims, defaults, ioFiles, type ShimRun, shimUnderTest, startShim } from "../support/shim-task.ts";
 
-// Settings the shim cannot take: one line naming the key, exit 125, no exit marker, nothing run, never a hang.
+// Settings the shim cannot take: one line naming the key (on stderr and in io/shim-refused), exit 125, no exit
+// marker, nothing run, never a hang.
 const shim = shimUnderTest();
 if (!shim.path) console.log(`test/shim/settings.test.ts skipped: ${shim.reason}`);
 const SHIM = shim.path!;
@@ -25,9 +26,11 @@ async function refused(run: ShimRun): Promise<string> {
   expect(stderr.split("\n")).toHaveLength(2);
   expect(stderr.endsWith("\n")).toBe(true);
   expect(stderr.startsWith("outlive-shim: ")).toBe(true);
-  // No marker (the placeholder stays), no end, nothing the command would have made.
+  // No marker (the placeholder stays), no end, nothing the command would have made; the same line in
+  // io/shim-refused, beside fd 3's exit marker whatever io the settings named, for the supervisor to read.
   expect(run.exitBytes()).toBe("    ");
-  expect(ioFiles(run)).toEqual(["exit", "stderr", "stdout", "timed-out.reserved"]);
+  expect(ioFiles(run)).toEqual(["exit", "shim-refused", "stderr", "stdout", "timed-out.reserved"]);
+  expect(run.read("shim-refused")).toBe(stderr);
   expect(run.has(`${run.dir}/ran`)).toBe(false);
   return stderr;
 }

@@ -8,7 +8,7 @@ describe("taskPaths", () => {
       const dir = join(root, "tasks", id);
       const io = join(dir, "io");
       return { dir, record: join(dir, "record.json"), io, stdout: join(io, "stdout"), stderr: join(io, "stderr"), exit: join(io, "exit"), timedOut: join(io, "timed-out"), ended: join(io, "ended"), commandPid: join(io, "command-pid"), hostStopping: join(io, "host-stopping"),
-        attempts: join(io, "attempts"), pidsEvents: join(io, "pids.events"), cpuStat: join(io, "cpu.stat") };
+        attempts: join(io, "attempts"), pidsEvents: join(io, "pids.events"), cpuStat: join(io, "cpu.stat"), shimRefused: join(io, "shim-refused") };
     };
     const parts = ["", ".", "..", "/", "//", "./", "../", "a", "a/", "/a", "a//b", ".a", "x/..", "../..", "t-1"];
     const differ: string[] = [];
