@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { Supervisor } from "../../lib/mod.ts";
@@ -67,11 +67,15 @@ describe("readiness", () => {
   it("a task that became ready while no supervisor ran is dated by the first probe after replay; an adopted task keeps its readyAt", async () => {
     let s = await open();
     const port = await freePort();
-    const late = await s.run({ shell: `sleep 0.5; exec ${pythonServer(port).join(" ")}`, readyPort: port });
+    // It starts listening only once the test says so, after the first supervisor closed: on a busy machine a fixed
+    // delay could end while that supervisor still probed it.
+    const go = join(storage, `go-${port}`);
+    const late = await s.run({ shell: `while [ ! -e ${go} ]; do sleep 0.05; done; exec ${pythonServer(port).join(" ")}`, readyPort: port });
     const portEarly = await freePort();
     const early = await s.run({ argv: pythonServer(portEarly), readyPort: portEarly, waitReady: true });
     await s.close();
     sup = null;
+    writeFileSync(go, "");
     // The server comes up while no supervisor runs.
     await new Promise<void>((resolve, reject) => {
       const started = Date.now();
