@@ -232,8 +232,10 @@ export class NspawnMachine implements Machine {
   async stop(timeoutMs: number, finalStageMs = 1000): Promise<TeardownReport> {
     const started = Date.now();
     let stopped: TeardownReport["stopped"] = "gone";
+    let halt: TeardownReport["halt"];
     if (isSameProcess(this.state.nspawn)) {
       process.kill(this.state.nspawn.pid, "SIGTERM");
+      halt = { boundMs: timeoutMs, stageAtBound: null };
       let finalSince: number | null = null;
       let nudged = false;
       const nudge = () => {
@@ -244,6 +246,10 @@ export class NspawnMachine implements Machine {
         process.kill(this.state.nspawn.pid, "SIGTERM");
       };
       stopped = (await waitGone(this.state.nspawn, timeoutMs, nudge)) ? "halted" : "killed";
+      if (stopped === "killed") {
+        const pid1 = this.state.pid1;
+        halt.stageAtBound = (pid1 && isSameProcess(pid1) && readProcStat(pid1.pid)?.comm) || "gone";
+      }
     }
     const leftovers: string[] = [];
     for (const dir of this.state.cgroupDirs) {
@@ -261,7 +267,7 @@ export class NspawnMachine implements Machine {
     removePropagateDir(this.name);
     const clean = leftovers.length === 0;
     if (clean) markStopped(this.state);
-    return { stopped, leftovers, clean, ms: Date.now() - started };
+    return { stopped, leftovers, clean, ms: Date.now() - started, ...(halt ? { halt } : {}) };
   }
 }
 
