@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -226,7 +226,10 @@ describe.each(placements)("an adopted task (%s)", (placement) => {
     const stamp = join(storage, "began");
     const stamp2 = join(storage, "began2");
     const endStamp = join(storage, "ending");
-    const ends = (await first.request("run", { spec: { id: "ends", shell: stamped(stamp, `sleep 1.5; date +%s%3N > ${endStamp}; exit 4`) } })).task;
+    // "ends" ends once the test says so (after the second supervisor has adopted it), not after a fixed time
+    // that a slow start of the second could outlast.
+    const go = join(storage, "go");
+    const ends = (await first.request("run", { spec: { id: "ends", shell: stamped(stamp, `while [ ! -e ${go} ]; do sleep 0.05; done; date +%s%3N > ${endStamp}; exit 4`) } })).task;
     const shot = (await first.request("run", { spec: { id: "shot", shell: stamped(stamp2, "sleep 30") } })).task;
     const spawns = await startLatency();
     // A failed assertion below must not leave the tasks running (after a pass their groups are gone, never signalled).
@@ -245,6 +248,7 @@ describe.each(placements)("an adopted task (%s)", (placement) => {
     const second = await ModuleProcess.start(launch);
     cleanups.push(() => second.child.kill("SIGKILL"));
     expect(second.ready.replay.adopted.sort()).toEqual(["ends", "shot"]);
+    writeFileSync(go, "");
     const ended = (await second.nextEvent((m) => m.event === "completion" && m.task.id === "ends")).task as TaskRecord;
     expect(ended).toMatchObject({ state: "exited", exitCode: 4, finishedAtSource: "exit-marker" });
     expect(Math.abs(ms(ended.finishedAt) - endMark(storage, "ends"))).toBeLessThanOrEqual(WITHIN_MS);
