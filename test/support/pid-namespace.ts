@@ -121,15 +121,23 @@ export class PidNamespace {
     throw new Error(`could not get pid ${pid} in the namespace in ${got.length} attempts (${forMs} ms); got ${got.slice(-8).join(", ")}; its processes:\n${ps}`);
   }
 
-  /** Ends every process of the namespace and waits for unshare to go. */
+  /** Ends every process of the namespace and waits (bounded) for unshare to go. */
   async close(): Promise<void> {
-    if (this.unshare.exitCode !== null || this.unshare.signalCode !== null) return;
-    const gone = new Promise((r) => this.unshare.once("exit", r));
-    try {
-      process.kill(this.initPid, "SIGKILL");
-    } catch {
-      // already gone
+    const exited = () => this.unshare.exitCode !== null || this.unshare.signalCode !== null;
+    if (exited()) return;
+    const gone = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 10_000);
+      this.unshare.once("exit", () => (clearTimeout(timer), resolve(true)));
+    });
+    for (const pid of [this.initPid, this.unshare.pid!]) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
     }
-    await gone;
+    if (!(await gone) && !exited()) {
+      console.log(`pid namespace: unshare ${this.unshare.pid} still there 10 s after its PID 1 (${this.initPid}) was killed: ${this.stat(1) ?? "PID 1 gone"}`);
+    }
   }
 }
