@@ -249,6 +249,9 @@ export class NspawnMachine implements Machine {
       if (stopped === "killed") {
         const pid1 = this.state.pid1;
         halt.stageAtBound = (pid1 && isSameProcess(pid1) && readProcStat(pid1.pid)?.comm) || "gone";
+        // nspawn itself is not in the container's cgroups killed below: a halt that overran leaves it running.
+        if (isSameProcess(this.state.nspawn)) process.kill(this.state.nspawn.pid, "SIGKILL");
+        await waitGone(this.state.nspawn, 5_000);
       }
     }
     const leftovers: string[] = [];
