@@ -291,8 +291,9 @@ describe.each(placements)("an adopted task (%s)", (placement) => {
     } else {
       // The last look that saw it alive came before the group was gone; the first that saw it gone, after the kill.
       expect(ms(s.endedAfter)).toBeLessThanOrEqual(goneSeenAt + 5);
-      expect(ms(s.finishedAt) - ms(s.endedAfter), `two looks apart (a ${launch.livenessMs} ms timer here fired up to ${timerLate} ms late)`)
-        .toBeLessThanOrEqual(launch.livenessMs + 2 * timerLate + WITHIN_MS);
+      // A look itself (reading /proc) waits its turn for a core too: the slack grows with the run queue.
+      expect(ms(s.finishedAt) - ms(s.endedAfter), `two looks apart (a ${launch.livenessMs} ms timer here fired up to ${timerLate} ms late; load ${loadavg()[0]} on ${cpus().length} cores)`)
+        .toBeLessThanOrEqual(launch.livenessMs + 2 * timerLate + WITHIN_MS * crowding());
       expect(s.reason).toContain(`ended between ${s.endedAfter} and ${s.finishedAt}`);
     }
     expectTrueStart(s, stamp2, spawns);
