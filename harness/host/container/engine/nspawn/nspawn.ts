@@ -255,6 +255,14 @@ export class NspawnMachine implements Machine {
       }
     }
     const leftovers: string[] = [];
+    const pid1 = stopped === "killed" ? this.state.pid1 : null;
+    if (pid1 && isSameProcess(pid1)) {
+      // Seen on a loaded machine: after a halt that overran, the container's PID 1 (systemd-shutdown) outlived
+      // nspawn; probably still in its final sync, where a kill lands only once the call returns. Kill it and
+      // wait (bounded) before calling the teardown done.
+      process.kill(pid1.pid, "SIGKILL");
+      if (!(await waitGone(pid1, 20_000))) leftovers.push(`the container's PID 1 (${pid1.pid}, ${readProcStat(pid1.pid)?.state ?? "?"})`);
+    }
     for (const dir of this.state.cgroupDirs) {
       if (cgroupPids(dir).length > 0) {
         stopped = stopped === "gone" ? "killed" : stopped;
