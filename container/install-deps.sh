@@ -6,8 +6,9 @@
 # stty), the shells `outlive completion` writes for (zsh, fish), and what the
 # clients of `outlive serve` in examples/clients/ are run with (python3; for the
 # Rust one Debian's serde_json, and cargo when the machine has none: rustup's
-# in ~/.cargo/bin counts), and what outlive-shim (shim/) is built with: rustc,
-# cargo and Debian's libc crate (scripts/build-shim.ts builds it offline).
+# in ~/.cargo/bin counts), what outlive-shim (shim/) is built with: rustc,
+# cargo and Debian's libc crate (scripts/build-shim.ts builds it offline), and
+# stress-ng (.ci/loaded runs some suites on a machine it keeps busy).
 # Idempotent: installs nothing when all are there, and runs `apt-get update`
 # only when something is missing. Needs root. `npm test`
 # runs it as root (scripts/test-all.ts).
@@ -37,12 +38,14 @@ command -v fish >/dev/null 2>&1 || missing="$missing fish"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 command -v cargo >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/cargo" ] || missing="$missing cargo"
 ls -d /usr/share/cargo/registry/serde_json-* >/dev/null 2>&1 || missing="$missing librust-serde-json-dev"
+# .ci/loaded: stress-ng holds every core busy while the tests that once failed on a busy machine run.
+command -v stress-ng >/dev/null 2>&1 || missing="$missing stress-ng"
 # outlive-shim: a compiler (Debian's rustc 1.63 builds it, as rustup's does) and the libc crate, offline from shim/.cargo/config.toml.
 command -v rustc >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/rustc" ] || missing="$missing rustc"
 ls -d /usr/share/cargo/registry/libc-* >/dev/null 2>&1 || missing="$missing librust-libc-dev"
 
 if [ -z "$missing" ]; then
-  echo "install-deps: systemd-nspawn, debootstrap (and Debian's keyring), nsenter, script, setpriv, stty, mkfifo, podman, runc, qemu-system-x86_64, qemu-img, mkfs.ext4, zsh, fish, python3, cargo, rustc and Debian's serde_json and libc crates are installed"
+  echo "install-deps: systemd-nspawn, debootstrap (and Debian's keyring), nsenter, script, setpriv, stty, mkfifo, podman, runc, qemu-system-x86_64, qemu-img, mkfs.ext4, zsh, fish, python3, cargo, rustc, stress-ng and Debian's serde_json and libc crates are installed"
   exit 0
 fi
 if [ "$(id -u)" != 0 ]; then

@@ -1,4 +1,5 @@
 import { existsSync, rmSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { isSameProcess } from "../../lib/proc/identity.ts";
 import { mountsUnder } from "../../harness/host/container/host-checks/mounts.ts";
@@ -114,7 +115,20 @@ describe.skipIf(missing !== null)("a bookworm container booted with nspawn", () 
     const c = booted(ctx);
     const state = (c.machine as NspawnMachine).state;
     const report: TeardownReport = await c.teardown();
-    expect(report).toMatchObject({ clean: true, leftovers: [], stopped: "halted" });
+    expect(report).toMatchObject({ clean: true, leftovers: [] });
+    if (report.stopped !== "halted") {
+      // The halt is asked with a bound (15 s); on a machine busier than its cores (a loaded CI step, a shared
+      // runner) systemd's own shutdown has been seen to overrun it, and teardown then kills what is left. That
+      // is accepted only with the evidence: the halt was asked, its bound ran out, and the load over that minute
+      // was at least the machine's cores. On an idle machine a halt that needs the kill still fails here.
+      const load = loadavg()[0];
+      const why = `teardown ${report.stopped} after ${report.ms} ms, halt ${JSON.stringify(report.halt)}, load ${load.toFixed(2)} on ${cpus().length} cores`;
+      expect(report.stopped, why).toBe("killed");
+      expect(report.halt, why).toBeDefined();
+      expect(report.ms, why).toBeGreaterThanOrEqual(report.halt!.boundMs);
+      expect(load, why).toBeGreaterThanOrEqual(cpus().length);
+      console.log(`test/container: a slow halt, accepted: ${why}`);
+    }
     expect(isSameProcess(state.nspawn)).toBe(false);
     expect(state.pid1 && isSameProcess(state.pid1)).toBe(false);
     for (const dir of state.cgroupDirs) expect(existsSync(dir)).toBe(false);

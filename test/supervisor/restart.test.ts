@@ -4,17 +4,23 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { CgroupV2Placement } from "../../lib/internal.ts";
-import { pidReuseUnavailable, spawnWithPid } from "../support/pid-reuse.ts";
+import { PidNamespace, pidNamespaceUnavailable } from "../support/pid-namespace.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const cgroupProbe = await new CgroupV2Placement({ prefix: "outlive-test-restart" }).probe();
 const placements = ["process-group", ...(cgroupProbe.ok ? ["cgroup-v2"] : [])];
 if (!cgroupProbe.ok) console.log(`restart test: cgroup-v2 variant skipped: ${cgroupProbe.reason}`);
-const noReuse = pidReuseUnavailable();
+const noReuse = pidNamespaceUnavailable();
 if (noReuse) console.log(`restart test skipped: ${noReuse}`);
 
-const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.forEach((f) => f()));
+const cleanups: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const f of cleanups) await f();
+  // The base cgroup the test's prefix made on the host; removed once its task cgroups are gone.
+  // The placement removes it itself with its last task; only what is still there is removed here.
+  const base = cgroupProbe.ok ? cgroupProbe.details.baseDir : null;
+  if (base && existsSync(String(base))) rmdirSync(String(base));
+});
 
 describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and replayed (%s)", (placement) => {
   it("adopts the running, reports the finished, kills with EXIT traps, never touches a reused pid", async () => {
@@ -22,7 +28,12 @@ describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and r
     // Removed in afterAll even when an assertion fails.
     cleanups.push(() => rmSync(storage, { recursive: true, force: true }));
     const trapFile = join(storage, "trap-ran");
-    const launch = { storage, placement, prefix: "outlive-test-restart", livenessMs: 100 };
+    // Both supervisors, their tasks and the stranger live in a pid namespace of the test's own: its pids are
+    // the ones below, only this test forks there (so the stranger gets the victim's pid at the first try), and
+    // its PID 1 reaps the victim however the suite's own PID 1 behaves. Closing it ends all of them.
+    const ns = await PidNamespace.start();
+    cleanups.push(() => ns.close());
+    const launch = { storage, placement, prefix: "outlive-test-restart", livenessMs: 100, wrap: ns.wrap };
     const first = await ModuleProcess.start(launch);
     cleanups.push(() => first.child.kill("SIGKILL"));
     expect(first.ready.placement).toBe(placement);
@@ -34,11 +45,12 @@ describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and r
     const reused = await run({ id: "pid-reused", argv: ["sleep", "30"] });
     for (const t of [running, finishes, trapped, reused]) expect(t.state).toBe("running");
 
-    await first.kill9();
+    // SIGKILL the module itself: its parent here is nsenter, which then exits with it.
+    ns.kill(first.ready.pid, "SIGKILL");
+    await first.exited;
     // The pid-reuse victim dies with no one to record it, and its pid goes to an unrelated process.
-    process.kill(-reused.pgid, "SIGKILL");
-    const stranger = await spawnWithPid(reused.pid);
-    cleanups.push(() => stranger.kill("SIGKILL"));
+    ns.kill(-reused.pgid, "SIGKILL");
+    const stranger = { pid: await ns.spawnWithPid(reused.pid) };
     await waitFor("finishes-while-down to finish with no supervisor", () => exitCodeWritten(storage, "finishes-while-down"));
 
     const second = await ModuleProcess.start(launch);
@@ -50,7 +62,7 @@ describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and r
     expect(finished["pid-reused"].state).toBe("lost");
     expect(finished["pid-reused"].reason).toContain("pid reused");
     expect(finished["pid-reused"].reason).not.toContain("fate unknown");
-    expect(existsSync(`/proc/${stranger.pid}`)).toBe(true);
+    expect(ns.exists(stranger.pid)).toBe(true);
 
     const killedTrap = await second.request("kill", { id: "exit-trap", graceMs: 2000 });
     expect(killedTrap.how).toBe("term");
@@ -58,7 +70,7 @@ describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and r
     expect(readFileSync(trapFile, "utf8")).toBe("cleaned\n");
     const killedSleep = await second.request("kill", { id: "still-running", graceMs: 2000 });
     expect(killedSleep.task.state).toBe("killed");
-    expect(existsSync(`/proc/${running.pid}`) && readFileSync(`/proc/${running.pid}/stat`, "utf8").includes("sleep")).toBe(false);
+    expect(/\(sleep\) [^Z]/.test(ns.stat(running.pid) ?? "")).toBe(false);
 
     // Every task's completion reaches the owner exactly once.
     await second.nextEvent((m) => m.event === "completion" && m.task.id === "still-running");
@@ -68,15 +80,9 @@ describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and r
     expect(out.outputTail).toBe("working\ndone\n");
 
     // Stranger untouched by everything above.
-    expect(existsSync(`/proc/${stranger.pid}`)).toBe(true);
+    expect(ns.exists(stranger.pid)).toBe(true);
     await second.drain("disable");
     rmSync(storage, { recursive: true, force: true });
   });
 });
 
-afterAll(() => {
-  // The base cgroup the test's prefix made on the host; removed once its task cgroups are gone.
-  // The placement removes it itself with its last task; only what is still there is removed here.
-  const base = cgroupProbe.ok ? cgroupProbe.details.baseDir : null;
-  if (base && existsSync(String(base))) rmdirSync(String(base));
-});

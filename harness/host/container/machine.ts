@@ -26,6 +26,12 @@ export interface TeardownReport {
   leftovers: string[];
   clean: boolean;
   ms: number;
+  /**
+   * Present when the engine asked the container to halt (nspawn): the bound it gave the halt, and what the
+   * container's PID 1 was running when that bound ran out (`systemd-shutdow`: its final stage; `gone`), or
+   * null when it halted in time.
+   */
+  halt?: { boundMs: number; stageAtBound: string | null };
 }
 
 /**

@@ -232,8 +232,10 @@ export class NspawnMachine implements Machine {
   async stop(timeoutMs: number, finalStageMs = 1000): Promise<TeardownReport> {
     const started = Date.now();
     let stopped: TeardownReport["stopped"] = "gone";
+    let halt: TeardownReport["halt"];
     if (isSameProcess(this.state.nspawn)) {
       process.kill(this.state.nspawn.pid, "SIGTERM");
+      halt = { boundMs: timeoutMs, stageAtBound: null };
       let finalSince: number | null = null;
       let nudged = false;
       const nudge = () => {
@@ -244,8 +246,23 @@ export class NspawnMachine implements Machine {
         process.kill(this.state.nspawn.pid, "SIGTERM");
       };
       stopped = (await waitGone(this.state.nspawn, timeoutMs, nudge)) ? "halted" : "killed";
+      if (stopped === "killed") {
+        const pid1 = this.state.pid1;
+        halt.stageAtBound = (pid1 && isSameProcess(pid1) && readProcStat(pid1.pid)?.comm) || "gone";
+        // nspawn itself is not in the container's cgroups killed below: a halt that overran leaves it running.
+        if (isSameProcess(this.state.nspawn)) process.kill(this.state.nspawn.pid, "SIGKILL");
+        await waitGone(this.state.nspawn, 5_000);
+      }
     }
     const leftovers: string[] = [];
+    const pid1 = stopped === "killed" ? this.state.pid1 : null;
+    if (pid1 && isSameProcess(pid1)) {
+      // Seen on a loaded machine: after a halt that overran, the container's PID 1 (systemd-shutdown) outlived
+      // nspawn; probably still in its final sync, where a kill lands only once the call returns. Kill it and
+      // wait (bounded) before calling the teardown done.
+      process.kill(pid1.pid, "SIGKILL");
+      if (!(await waitGone(pid1, 20_000))) leftovers.push(`the container's PID 1 (${pid1.pid}, ${readProcStat(pid1.pid)?.state ?? "?"})`);
+    }
     for (const dir of this.state.cgroupDirs) {
       if (cgroupPids(dir).length > 0) {
         stopped = stopped === "gone" ? "killed" : stopped;
@@ -261,7 +278,7 @@ export class NspawnMachine implements Machine {
     removePropagateDir(this.name);
     const clean = leftovers.length === 0;
     if (clean) markStopped(this.state);
-    return { stopped, leftovers, clean, ms: Date.now() - started };
+    return { stopped, leftovers, clean, ms: Date.now() - started, ...(halt ? { halt } : {}) };
   }
 }
 
