@@ -45,6 +45,9 @@ export interface Scenario<Ctx = unknown> {
    * a second) or reboots the machine cleanly (`clean`: `systemctl reboot`,
    * so systemd stops every unit and syncs), waits for it to be ready again,
    * and runs `after` in a new driver, whose checks join those made before.
+   * `after` may call `ctx.reboot()` again: each call is one more reboot and
+   * one more run of `after` (soak-power cuts the power N times), until a run
+   * of `after` ends without asking; `ctx.params.reboots` says how many came.
    */
   reboot?: {
     how: RebootHow;
