@@ -61,6 +61,7 @@ describe.skipIf(vmMissing !== null)("host-reboot under --engine vm: a power cut 
   }, 10 * 60_000);
   afterAll(async () => {
     rmSync(mutant, { recursive: true, force: true });
+    rmSync(`${mutant}-soak`, { recursive: true, force: true });
     rmSync(reports, { recursive: true, force: true });
     if (c) expect((await c.teardown()).leftovers).toEqual([]);
   }, 120_000);
@@ -81,4 +82,22 @@ describe.skipIf(vmMissing !== null)("host-reboot under --engine vm: a power cut 
     // The checks before the cut held: the run got as far as the cut.
     expect(report.checks.find((k) => k.name.startsWith("ends-before exited 5 before the cut"))?.ok).toBe(true);
   }, 15 * 60_000);
+
+  // soak-power is on demand (an hour and more at 30 cuts); two cuts (one at a moment, one at the first ack's rename,
+  // seed 2) tell the copy without the flushes from the real library, each on the same machine.
+  const SOAK = { cuts: "2", seed: "2" };
+  it("soak-power breaks a promise on the copy without the flushes", async () => {
+    const without = await runScenarioIn(c, "soak-power", log, { reportsDir: join(reports, "soak-mutant"), distDir: mutantWithoutFlushes(`${mutant}-soak`), params: SOAK });
+    const report = JSON.parse(readFileSync(join(without.reportDir, "report.json"), "utf8")) as ScenarioReport;
+    expect(report.error, `${report.why}\n${readFileSync(join(without.reportDir, "driver.log"), "utf8").slice(-3000)}`).toBeNull();
+    expect(without.verdict, lines.join("\n")).toBe("fail");
+    // What broke is a durable promise (an end or an ack taken back), not the run.
+    const failed = report.checks.filter((k) => !k.ok).map((k) => k.name);
+    expect(failed.some((name) => /end-kept|ack-kept|delivered end|returned ack/.test(name)), failed.join("; ")).toBe(true);
+  }, 30 * 60_000);
+
+  it("soak-power keeps every promise with the library as built", async () => {
+    const built = await runScenarioIn(c, "soak-power", log, { reportsDir: join(reports, "soak"), params: SOAK });
+    expect(built.verdict, `${built.why}\n${lines.join("\n")}`).toBe("pass");
+  }, 30 * 60_000);
 });
