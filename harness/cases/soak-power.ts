@@ -9,7 +9,8 @@
  * Half the cuts come at a moment drawn from the seed, while the work goes
  * on (the driver asks, the host resets within a tenth of a second). The
  * other half come at a chosen durable write: the seed picks the k-th write
- * of a kind (a task's end, an ack, the generation floor, a retention rename)
+ * of a kind (a task's first record, its end, an ack, the generation floor, a
+ * retention rename)
  * and the module is started with the store's debug seam
  * (`OUTLIVE_DEBUG_CUT_AT`, lib/store/write/cut-seam.ts) set, which at that
  * write stops the module right after the rename, before its directory's
@@ -39,7 +40,7 @@ import { READY_TIMEOUT_MS } from "./host-reboot.ts";
 /** The store's debug seam (lib/store/write/cut-seam.ts): `KIND:K:FILE`. */
 const CUT_SEAM_ENV = "OUTLIVE_DEBUG_CUT_AT";
 /** The kinds a chosen cut stops at. A quarantine is a kind of the seam too, but a sound run never makes one (any is a failure). */
-const WRITE_KINDS = ["end", "ack", "floor", "retention"] as const;
+const WRITE_KINDS = ["start", "end", "ack", "floor", "retention"] as const;
 type WriteKind = (typeof WRITE_KINDS)[number];
 const DEFAULT_CUTS = 30;
 /** How long a chosen write may take to come before the cut falls back to one at once. */
@@ -70,7 +71,7 @@ interface PowerLedger {
   plan: PlannedCut[];
   made: CutMade[];
   tasks: Record<string, TaskLedger>;
-  /** Highest generation a returned run gave, per key. */
+  /** Highest generation a returned run gave, per key (the counter is the storage's: one for every key). */
   keys: Record<string, number>;
   floor: number;
   started: number;
@@ -89,7 +90,7 @@ export function planCuts(seed: number, cuts: number): PlannedCut[] {
     if (i % 2 === 0) plan.push({ by: "moment", afterMs: 2_000 + Math.floor(random() * 18_000) });
     else {
       const kind = WRITE_KINDS[Math.floor(random() * WRITE_KINDS.length)];
-      plan.push({ by: "write", kind, k: 1 + Math.floor(random() * (kind === "end" || kind === "ack" ? 3 : 2)) });
+      plan.push({ by: "write", kind, k: 1 + Math.floor(random() * (kind === "floor" || kind === "retention" ? 2 : 3)) });
     }
   }
   for (let i = plan.length - 1; i > 0; i--) {
@@ -132,7 +133,7 @@ async function boot(ctx: ScenarioContext): Promise<void> {
   const takeDeliveries = () => {
     const all = d.deliveries();
     for (; seenDeliveries < all.length; seenDeliveries++) {
-      const task = all[seenDeliveries].task as { id: string; state: string; exitCode: number | null; finishedAt: string | null };
+      const task = all[seenDeliveries] as { id: string; state: string; exitCode: number | null; finishedAt: string | null };
       ledger.deliveries++;
       const t = ledger.tasks[task.id];
       if (!t) {
@@ -189,7 +190,6 @@ async function boot(ctx: ScenarioContext): Promise<void> {
       await step(ctx, d, ledger, random, n, () => cutting, (b) => broke(b, "work")).catch((e) => {
         if (!cutting) ctx.log(`soak-power: a step failed: ${(e as Error).message}`);
       });
-      takeDeliveries();
     }
   };
   void worker();
@@ -231,11 +231,12 @@ async function step(
     t.run = "returned";
     t.generation = task.generation ?? null;
     if (key && typeof task.generation === "number") {
-      const before = ledger.keys[key] ?? 0;
+      // One counter for the storage, every key: a generation once given is never given again.
+      const before = Math.max(0, ...Object.values(ledger.keys));
       if (task.generation <= before || task.generation <= ledger.floor) {
-        broke([{ promise: "floor-kept", id, detail: `key ${key} got generation ${task.generation}, after ${before} (floor ${ledger.floor})` }]);
+        broke([{ promise: "floor-kept", id, detail: `key ${key} got generation ${task.generation}, after ${before} was given (floor ${ledger.floor})` }]);
       }
-      ledger.keys[key] = Math.max(before, task.generation);
+      ledger.keys[key] = Math.max(ledger.keys[key] ?? 0, task.generation);
     }
   } else if (r < 0.55 && live.length > 0) {
     const [id] = live[Math.floor(random() * live.length)];
@@ -274,7 +275,10 @@ function readRecords(storage: string): Map<string, FoundRecord> {
   const found = new Map<string, FoundRecord>();
   const tasks = join(storage, "tasks");
   if (!existsSync(tasks)) return found;
-  for (const id of readdirSync(tasks)) {
+  for (const entry of readdirSync(tasks, { withFileTypes: true })) {
+    // The open's write probe (.write-check) and other files beside the task directories are no tasks.
+    if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
+    const id = entry.name;
     const path = join(tasks, id, "record.json");
     try {
       const r = JSON.parse(readFileSync(path, "utf8"));

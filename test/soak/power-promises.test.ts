@@ -61,6 +61,6 @@ describe("soak-power: the promises a power cut must not break", () => {
     const plan = planCuts(42, 30);
     expect(planCuts(42, 30)).toEqual(plan);
     expect(plan.filter((c) => c.by === "moment")).toHaveLength(15);
-    expect(plan.filter((c) => c.by === "write").every((c) => ["end", "ack", "floor", "retention"].includes(c.kind!) && c.k! >= 1)).toBe(true);
+    expect(plan.filter((c) => c.by === "write").every((c) => ["start", "end", "ack", "floor", "retention"].includes(c.kind!) && c.k! >= 1)).toBe(true);
   });
 });
