@@ -2,15 +2,16 @@ import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
 
 /**
- * The durable writes a power-cut test can stop at, by kind: a task's end
+ * The durable writes a power-cut test can stop at, by kind: a task's first
+ * record (`start`, before its spawn), a task's end
  * (its terminal record's rename), an ack (the rename of the record that
  * carries `acknowledgedAt`), the generation floor's rename, a retention
  * rename (a task's directory moved into `removing/`), a quarantine (a
  * directory moved into `quarantine/`).
  */
-export type DurableWriteKind = "end" | "ack" | "floor" | "retention" | "quarantine";
+export type DurableWriteKind = "start" | "end" | "ack" | "floor" | "retention" | "quarantine";
 
-export const DURABLE_WRITE_KINDS: readonly DurableWriteKind[] = ["end", "ack", "floor", "retention", "quarantine"];
+export const DURABLE_WRITE_KINDS: readonly DurableWriteKind[] = ["start", "end", "ack", "floor", "retention", "quarantine"];
 
 /**
  * The debug seam's variable: `KIND:K:FILE`. Not part of any API and read by
@@ -61,6 +62,7 @@ export function durableWriteKindOf(path: string, data: string): DurableWriteKind
   if (spec === null) return null;
   const name = basename(path);
   if (name === "generation-floor") return "floor";
-  if (name === "record.json") return /"acknowledgedAt":\s*"/.test(data) ? "ack" : "end";
-  return null;
+  if (name !== "record.json") return null;
+  if (/"acknowledgedAt":\s*"/.test(data)) return "ack";
+  return /"state":\s*"starting"/.test(data) ? "start" : "end";
 }
