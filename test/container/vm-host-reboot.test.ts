@@ -84,7 +84,7 @@ describe.skipIf(vmMissing !== null)("host-reboot under --engine vm: a power cut 
     expect(report.checks.find((k) => k.name.startsWith("ends-before exited 5 before the cut"))?.ok).toBe(true);
   }, 15 * 60_000);
 
-  // soak-power is on demand (an hour and more at 30 cuts); two cuts (one at a moment, one at the first ack's rename,
+  // soak-power is on demand (an hour and more at 30 cuts); two cuts (one at a moment, one at the first end's rename,
   // seed 2) tell the copy without the flushes from the real library, each on the same machine.
   const SOAK = { cuts: "2", seed: "2" };
   it("soak-power breaks a promise on the copy without the flushes", async () => {
