@@ -184,6 +184,7 @@ async function boot(ctx: ScenarioContext): Promise<void> {
   }
 
   const random = prng(ledger.seed + 7919 * (n + 1));
+  givenBeforeBoot = Math.max(0, ...Object.values(ledger.keys));
   const worker = async () => {
     while (!cutting) {
       takeDeliveries();
@@ -201,6 +202,9 @@ async function boot(ctx: ScenarioContext): Promise<void> {
   await ctx.sleep(WRITE_WAIT_MS);
   if (!cutting) await cutAt({ ...plan, reached: false });
 }
+
+/** The highest generation any run returned before this boot. */
+let givenBeforeBoot = 0;
 
 /** Prunes under way: an ack that lands while one is may let it take that task too. */
 let prunesInFlight = 0;
@@ -231,10 +235,11 @@ async function step(
     t.run = "returned";
     t.generation = task.generation ?? null;
     if (key && typeof task.generation === "number") {
-      // One counter for the storage, every key: a generation once given is never given again.
-      const before = Math.max(0, ...Object.values(ledger.keys));
-      if (task.generation <= before || task.generation <= ledger.floor) {
-        broke([{ promise: "floor-kept", id, detail: `key ${key} got generation ${task.generation}, after ${before} was given (floor ${ledger.floor})` }]);
+      // One counter for the storage, every key: a generation once given is never given again, and one given
+      // after a boot is above every one given before it. (Two runs under way at once may return out of order.)
+      const twin = Object.entries(ledger.tasks).find(([other, o]) => other !== id && o.generation === task.generation);
+      if (twin || task.generation <= givenBeforeBoot || task.generation <= ledger.floor) {
+        broke([{ promise: "floor-kept", id, detail: `key ${key} got generation ${task.generation}: ${twin ? `${twin[0]} had it` : `${givenBeforeBoot} was given before this boot (floor ${ledger.floor})`}` }]);
       }
       ledger.keys[key] = Math.max(ledger.keys[key] ?? 0, task.generation);
     }
