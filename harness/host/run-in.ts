@@ -152,7 +152,7 @@ export async function runScenarioIn(
         const rebootStarted = Date.now();
         log(`${name} on ${suite}: ${how} reboot ${reboots.length + 1} requested; rebooting`);
         const seenAt = Date.now();
-        const { issuedAt, resets } = await container.reboot(how, options.rebootTimeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS);
+        const { issuedAt, resets } = await container.reboot(how, options.rebootTimeoutMs ?? scenario.reboot.timeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS);
         for (const reset of resets) log(`${name} on ${suite}: ${reset}`);
         reboots.push({ how, requestSeenAt: new Date(seenAt).toISOString(), issuedAt: new Date(issuedAt).toISOString(), backAfterMs: Date.now() - issuedAt, ...(resets.length ? { resetsAfterStall: resets } : {}) });
         // The first reboot's facts where a scenario that reboots once has always found them; every reboot in the list.

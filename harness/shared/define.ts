@@ -52,6 +52,12 @@ export interface Scenario<Ctx = unknown> {
   reboot?: {
     how: RebootHow;
     after(ctx: Ctx): Promise<void>;
+    /**
+     * Bound on each reboot, until the machine is ready again, when the run
+     * does not set one (`RunInOptions.rebootTimeoutMs`). Default 360 000 ms;
+     * a soak that reboots dozens of times on a loaded host needs more.
+     */
+    timeoutMs?: number;
   };
   /**
    * Set while the scenario shows an open bug (a line, a link): its checks
