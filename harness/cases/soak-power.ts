@@ -269,7 +269,9 @@ async function step(
 /** Resolves with what the seam wrote once its file is there; null once the cut came another way. */
 async function pollSeam(file: string, stopped: () => boolean): Promise<string | null> {
   while (!stopped()) {
-    if (existsSync(file)) return readFileSync(file, "utf8").trim();
+    // Written by the seam with a plain writeFileSync: seen made, it may still be empty for a moment.
+    const said = existsSync(file) ? readFileSync(file, "utf8").trim() : "";
+    if (said !== "") return said;
     await new Promise((r) => setTimeout(r, 20));
   }
   return null;
