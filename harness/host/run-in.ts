@@ -178,7 +178,14 @@ export async function runScenarioIn(
   if (scenario.reboot && container.machine.consoleLog) writeFileSync(join(reportDir, "console.log"), container.machine.consoleLog());
 
   const driverReportPath = join(runDir, "driver-report.json");
-  const driver: DriverReport | null = existsSync(driverReportPath) ? JSON.parse(readFileSync(driverReportPath, "utf8")) : null;
+  const beforeRebootPath = join(runDir, REBOOT_FILES.before);
+  const driver: DriverReport | null = existsSync(driverReportPath)
+    ? JSON.parse(readFileSync(driverReportPath, "utf8"))
+    // A driver lost after a reboot (the machine did not come back, say): what the steps found up to the last reboot
+    // (checks, marks, facts: a soak's figures) still goes in the report, which fails with the reason.
+    : existsSync(beforeRebootPath)
+    ? lostAfterReboot((JSON.parse(readFileSync(beforeRebootPath, "utf8")) as { report: DriverReport }).report, `the driver after the last reboot wrote no report (exit ${driverExit}); its output is in driver.log`)
+    : null;
   const report: ScenarioReport = {
     ...(driver ?? emptyDriverReport(name, `the driver wrote no report (exit ${driverExit}); its output is in driver.log`)),
     suite,
@@ -263,6 +270,10 @@ function pickNamed(list: Scenario[], name: string): Scenario {
   const found = list.find((s) => s.name === name);
   if (!found) throw new Error(`no scenario named ${JSON.stringify(name)} in the file (it has ${list.map((s) => s.name).join(", ")})`);
   return found;
+}
+
+function lostAfterReboot(before: DriverReport, error: string): DriverReport {
+  return { ...before, verdict: "fail", why: error, error, endedAt: new Date().toISOString() };
 }
 
 function emptyDriverReport(name: string, error: string): DriverReport {
