@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { bootContainer, type ContainerHandle } from "../../harness/host/container/mod.ts";
 import { engineMissing } from "../../harness/host/container/host-checks/preflight.ts";
 import { runScenarioIn } from "../../harness/host/run-in.ts";
@@ -56,14 +56,22 @@ describe.skipIf(vmMissing !== null)("host-reboot under --engine vm: a power cut 
   const reports = join(projectRoot(), "harness", "reports", `vm-host-reboot-${process.pid}`);
   const lines: string[] = [];
   const log = (line: string) => lines.push(line);
+  let failed = false;
 
   beforeAll(async () => {
     c = await bootContainer({ suite: "bookworm", engine: "vm" }, log);
   }, 10 * 60_000);
+  beforeEach((t) => {
+    t.onTestFailed(() => {
+      failed = true;
+    });
+  });
   afterAll(async () => {
     rmSync(mutant, { recursive: true, force: true });
     rmSync(`${mutant}-soak`, { recursive: true, force: true });
-    rmSync(reports, { recursive: true, force: true });
+    // A failure keeps its reports (storage, journal, ledger): a soak's broken promise is read from them.
+    if (failed) console.log(`test/container/vm-host-reboot: reports kept in ${reports}`);
+    else rmSync(reports, { recursive: true, force: true });
     if (c) expect((await c.teardown()).leftovers).toEqual([]);
   }, 120_000);
 
