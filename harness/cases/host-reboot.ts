@@ -12,7 +12,9 @@
  * next module replays: `long` is lost with the reboot as its reason (boot id
  * changed), `ends-before` keeps its real end and is delivered again (it was
  * never acknowledged), `acked` stays acknowledged and is not delivered
- * again, nothing is quarantined, no scope is left. Only on an engine that
+ * again, `started-late` (run a moment before the cut, after every other
+ * flush) is lost to the reboot rather than gone, nothing is quarantined, no
+ * scope is left. Only on an engine that
  * can reboot its machine (`--engine vm`).
  */
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
@@ -50,6 +52,9 @@ async function before(ctx: ScenarioContext): Promise<void> {
   writeFileSync(go, "");
   const ended = await ctx.completion(d, "ends-before", TASK_WAIT_MS);
   ctx.check("ends-before exited 5 before the cut, and that was delivered", ended.state === "exited" && ended.exitCode === 5, ended);
+  // And a run after the last of those flushes: its first record is all that can answer for it after the cut.
+  const late = await d.run({ id: "started-late", shell: "echo late; sleep 600" });
+  ctx.check("started-late's run returned before the cut", late?.id === "started-late", late);
   ctx.fact("lastWriteUnderTestAt", new Date().toISOString());
   await ctx.reboot();
 }
@@ -69,6 +74,13 @@ async function afterPowerCut(ctx: ScenarioContext): Promise<void> {
     "long is lost, and its reason is the reboot (boot id changed)",
     long?.state === "lost" && /host rebooted/.test(long.reason ?? "") && /boot id changed/.test(long.reason ?? ""),
     long && { state: long.state, reason: long.reason },
+  );
+  // Read from the disk, where a task the cut took is not there at all: that is the answer to check, not an error.
+  const late = await ctx.record("started-late").catch(() => null);
+  ctx.check(
+    "started-late, whose run returned just before the cut, is not unknown: lost to the reboot (its first record was flushed)",
+    late?.state === "lost" && /host rebooted/.test(late.reason ?? ""),
+    late ? { state: late.state, reason: late.reason } : "no record",
   );
   const ends = await ctx.record("ends-before");
   ctx.check(

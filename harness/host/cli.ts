@@ -20,6 +20,8 @@ const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--su
   --summary-json F write {passed, failed, skipped, results:[…]} to F
   --junit F        write JUnit XML to F: one testcase per scenario and systemd version
   --cache-dir D    root file systems, images' sources and run state (default $OUTLIVE_CONTAINER_CACHE, else $XDG_CACHE_HOME/outlive, else ~/.cache/outlive)
+  --cuts N         soak-power: how many power cuts (default 30)
+  --seed S         soak-power: replay the plan of cuts and choices of seed S (the report prints it)
   --list           print the scenario names and exit
 Exit: one scenario on one version → its verdict (0 pass, 1 fail, 77 skip); otherwise 1 if any failed, else 0.`;
 
@@ -38,6 +40,8 @@ export async function scenarioCli(args: string[]): Promise<number> {
         junit: { type: "string" },
         "cache-dir": { type: "string" },
         list: { type: "boolean" },
+        cuts: { type: "string" },
+        seed: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -84,7 +88,14 @@ export async function scenarioCli(args: string[]): Promise<number> {
   const names = positionals.length > 0 ? positionals : [...SCENARIO_NAMES];
   const suites: Suite[] = values.suite ? [values.suite as Suite] : values.systemd ? [SYSTEMD_SUITES[values.systemd]] : ["bookworm", "trixie"];
   const started = Date.now();
-  const results = await runSuites({ names, suites, container: { engine, ...(values["cache-dir"] ? { cacheDir: resolve(values["cache-dir"]) } : {}) } });
+  for (const flag of ["cuts", "seed"] as const) {
+    if (values[flag] !== undefined && !/^[0-9]+$/.test(values[flag])) {
+      console.error(`Expected --${flag} to be a non-negative integer, got ${JSON.stringify(values[flag])}`);
+      return 2;
+    }
+  }
+  const params: Record<string, string> = { ...(values.cuts ? { cuts: values.cuts } : {}), ...(values.seed ? { seed: values.seed } : {}) };
+  const results = await runSuites({ names, suites, params, container: { engine, ...(values["cache-dir"] ? { cacheDir: resolve(values["cache-dir"]) } : {}) } });
   console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   if (values["summary-json"]) writeFileSync(values["summary-json"], summaryJson(results));
   if (values.junit) {

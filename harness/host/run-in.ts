@@ -7,7 +7,7 @@ import { loadScenarioFile } from "../shared/load-file.ts";
 import { PathMap } from "./path-map.ts";
 import { prepareOnHost } from "./prepare.ts";
 import { loadScenario } from "../shared/registry.ts";
-import { type DriverReport, REBOOT_FILES, REBOOT_SENT_AFTER_PARAM, type ScenarioReport, type Verdict } from "../shared/report.ts";
+import { type DriverReport, REBOOT_FILES, REBOOT_COUNT_PARAM, REBOOT_SENT_AFTER_PARAM, type ScenarioReport, type Verdict } from "../shared/report.ts";
 import { renderTimeline } from "./timeline/timeline-svg.ts";
 /** How long past the scenario's own bound the host waits for the driver (start-up, cleanup, writing the report). */
 const DRIVER_SLACK_MS = 30_000;
@@ -130,31 +130,39 @@ export async function runScenarioIn(
       driverExit = r.exitCode;
     } else {
       // The steps end by asking for the reboot (a file in the run dir, which the host sees at once); the driver
-      // running them never returns: the reboot ends it. The steps after the reboot run in a driver of their own.
+      // running them never returns: the reboot ends it. The steps after the reboot run in a driver of their own,
+      // which may ask again (a soak of power cuts does): each request is a reboot, until a driver ends by itself.
       const request = join(runDir, REBOOT_FILES.request);
-      await container.prepareReboot();
-      const steps = container.exec(driverArgv("steps"), { user: true, timeoutMs }).then(
-        (r) => ({ output: r.stdout + r.stderr, exit: r.exitCode as number | null }),
-        (e: Error) => ({ output: `the driver could not be run: ${e.message}`, exit: null }),
-      );
-      const asked = await Promise.race([steps.then(() => false), waitForFile(request, timeoutMs).then(() => true)]);
-      if (!asked) {
-        ({ output: driverOutput, exit: driverExit } = await steps);
-      } else {
-        const how = scenario.reboot.how;
+      const how = scenario.reboot.how;
+      const reboots: Array<Record<string, unknown>> = [];
+      let argv = driverArgv("steps");
+      for (;;) {
+        await container.prepareReboot();
+        const running = container.exec(argv, { user: true, timeoutMs }).then(
+          (r) => ({ output: r.stdout + r.stderr, exit: r.exitCode as number | null }),
+          (e: Error) => ({ output: `the driver could not be run: ${e.message}`, exit: null }),
+        );
+        const asked = await Promise.race([running.then(() => false), waitForFile(request, timeoutMs).then(() => true)]);
+        if (!asked) {
+          const { output, exit } = await running;
+          driverOutput += output;
+          driverExit = exit;
+          break;
+        }
         const rebootStarted = Date.now();
-        log(`${name} on ${suite}: ${how} reboot requested; rebooting`);
+        log(`${name} on ${suite}: ${how} reboot ${reboots.length + 1} requested; rebooting`);
         const seenAt = Date.now();
-        const { issuedAt, resets } = await container.reboot(how, options.rebootTimeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS);
+        const { issuedAt, resets } = await container.reboot(how, options.rebootTimeoutMs ?? scenario.reboot.timeoutMs ?? DEFAULT_REBOOT_TIMEOUT_MS);
         for (const reset of resets) log(`${name} on ${suite}: ${reset}`);
-        rebootFacts = { how, requestSeenAt: new Date(seenAt).toISOString(), issuedAt: new Date(issuedAt).toISOString(), backAfterMs: Date.now() - issuedAt, ...(resets.length ? { resetsAfterStall: resets } : {}) };
+        reboots.push({ how, requestSeenAt: new Date(seenAt).toISOString(), issuedAt: new Date(issuedAt).toISOString(), backAfterMs: Date.now() - issuedAt, ...(resets.length ? { resetsAfterStall: resets } : {}) });
+        // The first reboot's facts where a scenario that reboots once has always found them; every reboot in the list.
+        rebootFacts = { ...reboots[0], ...(reboots.length > 1 ? { count: reboots.length, all: reboots } : {}) };
         log(`${name} on ${suite}: back from the ${how} reboot in ${((Date.now() - rebootStarted) / 1000).toFixed(1)} s`);
-        driverOutput = `${(await Promise.race([steps, new Promise<{ output: string }>((r) => setTimeout(() => r({ output: "" }), 1_000))])).output}\n--- after the reboot ---\n`;
+        driverOutput += `${(await Promise.race([running, new Promise<{ output: string }>((r) => setTimeout(() => r({ output: "" }), 1_000))])).output}\n--- after reboot ${reboots.length} ---\n`;
+        rmSync(request, { force: true });
         for (const disk of disks) await mountDiskStorage(container, disk, false);
         // How long the host took from seeing the request to sending the reset: the steps after add it to their own part.
-        const r = await container.exec(driverArgv("after-reboot", { [REBOOT_SENT_AFTER_PARAM]: String(issuedAt - seenAt) }), { user: true, timeoutMs });
-        driverOutput += r.stdout + r.stderr;
-        driverExit = r.exitCode;
+        argv = driverArgv("after-reboot", { [REBOOT_SENT_AFTER_PARAM]: String(issuedAt - seenAt), [REBOOT_COUNT_PARAM]: String(reboots.length) });
       }
     }
   } catch (error) {
@@ -170,7 +178,14 @@ export async function runScenarioIn(
   if (scenario.reboot && container.machine.consoleLog) writeFileSync(join(reportDir, "console.log"), container.machine.consoleLog());
 
   const driverReportPath = join(runDir, "driver-report.json");
-  const driver: DriverReport | null = existsSync(driverReportPath) ? JSON.parse(readFileSync(driverReportPath, "utf8")) : null;
+  const beforeRebootPath = join(runDir, REBOOT_FILES.before);
+  const driver: DriverReport | null = existsSync(driverReportPath)
+    ? JSON.parse(readFileSync(driverReportPath, "utf8"))
+    // A driver lost after a reboot (the machine did not come back, say): what the steps found up to the last reboot
+    // (checks, marks, facts: a soak's figures) still goes in the report, which fails with the reason.
+    : existsSync(beforeRebootPath)
+    ? lostAfterReboot((JSON.parse(readFileSync(beforeRebootPath, "utf8")) as { report: DriverReport }).report, `the driver after the last reboot wrote no report (exit ${driverExit}); its output is in driver.log`)
+    : null;
   const report: ScenarioReport = {
     ...(driver ?? emptyDriverReport(name, `the driver wrote no report (exit ${driverExit}); its output is in driver.log`)),
     suite,
@@ -255,6 +270,10 @@ function pickNamed(list: Scenario[], name: string): Scenario {
   const found = list.find((s) => s.name === name);
   if (!found) throw new Error(`no scenario named ${JSON.stringify(name)} in the file (it has ${list.map((s) => s.name).join(", ")})`);
   return found;
+}
+
+function lostAfterReboot(before: DriverReport, error: string): DriverReport {
+  return { ...before, verdict: "fail", why: error, error, endedAt: new Date().toISOString() };
 }
 
 function emptyDriverReport(name: string, error: string): DriverReport {

@@ -28,6 +28,8 @@ export interface SuiteRunOptions {
    */
   timeScale?: number;
   log?: (line: string) => void;
+  /** Values for every scenario run (`--cuts`, `--seed`), read inside as `ctx.params`. */
+  params?: Record<string, string>;
 }
 
 /**
@@ -107,7 +109,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
             break;
           }
         }
-        const run = scale === 1 ? t.run : { ...t.run, params: { [TIME_SCALE_PARAM]: String(scale), ...t.run?.params } };
+        const params = { ...(scale === 1 ? {} : { [TIME_SCALE_PARAM]: String(scale) }), ...options.params, ...t.run?.params };
+        const run = Object.keys(params).length === 0 ? t.run : { ...t.run, params };
         // One scenario that cannot even start fails alone, with one line; the others still run, the container still goes.
         results.push(await runScenarioIn(container, t.name, log, run).catch((error) => {
           const why = `${(error as Error).message ?? error}`.split("\n")[0];

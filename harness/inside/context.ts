@@ -27,8 +27,9 @@ export interface ContextSetup {
   params?: Record<string, string>;
   /**
    * The driver's half of `ctx.reboot()`: writes what the steps found so far
-   * where the host reads it, then asks the host to reboot the machine. Absent
-   * after the reboot (a scenario reboots once).
+   * where the host reads it, then asks the host to reboot the machine. The
+   * steps after a reboot have it too: a scenario may reboot again and again
+   * (the power-cut soak does), each time going on in `reboot.after`.
    */
   requestReboot?: () => Promise<void>;
   /** The machine was rebooted under this scenario: the steps running are its `reboot.after`. */
@@ -145,13 +146,15 @@ export class ScenarioContext {
    * Ends this boot of the machine the way the scenario's `reboot.how` says,
    * now: the host sees the request within a tenth of a second and cuts the
    * power or reboots; nothing after this call runs. The scenario goes on in
-   * `reboot.after`, in a new driver, with the checks made so far.
+   * `reboot.after`, in a new driver, with the checks, marks and facts made
+   * so far; `reboot.after` may call it again. `label` names the moment on
+   * the timeline.
    */
-  async reboot(): Promise<never> {
+  async reboot(label?: string): Promise<never> {
     if (!this.scenario.reboot || !this.requestReboot) {
-      throw new Error(this.scenario.reboot ? "ctx.reboot(): the machine has already been rebooted once under this scenario" : "ctx.reboot(): the scenario declares no `reboot`");
+      throw new Error(this.scenario.reboot ? "ctx.reboot(): this driver cannot ask the host for a reboot" : "ctx.reboot(): the scenario declares no `reboot`");
     }
-    this.mark("reboot", `reboot (${this.scenario.reboot.how}) requested`);
+    this.mark("reboot", label ?? `reboot (${this.scenario.reboot.how}) requested`);
     await this.requestReboot();
     return await new Promise<never>(() => {});
   }

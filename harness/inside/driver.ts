@@ -79,14 +79,13 @@ const ctx = new ScenarioContext({
   scenario,
   runDir,
   afterReboot,
-  ...(afterReboot ? {} : {
-    requestReboot: async () => {
-      // No task facts (they are read after the reboot): the request must reach the host at once.
-      const before = { report: await reportNow(null, null, null, null, [], false), deliveries: deliveriesNow() };
-      writeFileSync(BEFORE_REBOOT, JSON.stringify(before, null, 2));
-      writeFileSync(join(runDir, REBOOT_FILES.request), `${scenario.reboot?.how}\n`);
-    },
-  }),
+  // Before a reboot and after one alike: a scenario may reboot its machine several times.
+  requestReboot: async () => {
+    // No task facts (they are read after the reboot): the request must reach the host at once.
+    const before = { report: await reportNow(null, null, null, null, [], false), deliveries: deliveriesNow() };
+    writeFileSync(BEFORE_REBOOT, JSON.stringify(before, null, 2));
+    writeFileSync(join(runDir, REBOOT_FILES.request), `${scenario.reboot?.how}\n`);
+  },
   prefix: values.prefix,
   cgroup: DelegatedCgroup.claim(),
   systemd: Number(values.systemd),

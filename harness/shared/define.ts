@@ -45,10 +45,19 @@ export interface Scenario<Ctx = unknown> {
    * a second) or reboots the machine cleanly (`clean`: `systemctl reboot`,
    * so systemd stops every unit and syncs), waits for it to be ready again,
    * and runs `after` in a new driver, whose checks join those made before.
+   * `after` may call `ctx.reboot()` again: each call is one more reboot and
+   * one more run of `after` (soak-power cuts the power N times), until a run
+   * of `after` ends without asking; `ctx.params.reboots` says how many came.
    */
   reboot?: {
     how: RebootHow;
     after(ctx: Ctx): Promise<void>;
+    /**
+     * Bound on each reboot, until the machine is ready again, when the run
+     * does not set one (`RunInOptions.rebootTimeoutMs`). Default 360 000 ms;
+     * a soak that reboots dozens of times on a loaded host needs more.
+     */
+    timeoutMs?: number;
   };
   /**
    * Set while the scenario shows an open bug (a line, a link): its checks

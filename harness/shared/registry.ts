@@ -35,11 +35,11 @@ export const SCENARIO_NAMES = [
 
 /**
  * Run by name only (`npm run scenario -- NAME`), not in the default set:
- * long runs (`soak-long`), and the soak's cgroup-v2 variants. A reproduction of an open bug may sit in the
+ * long runs (`soak-long`, `soak-power`: power cuts under `--engine vm`), and the soak's cgroup-v2 variants. A reproduction of an open bug may sit in the
  * default set: it declares `bug` and its verdict is `reproduced` (not a
  * failure) until the fix makes its checks hold; then `bug` is deleted.
  */
-export const ON_DEMAND_NAMES = ["soak-long", "soak-cgroup-v2", "soak-long-cgroup-v2"] as const;
+export const ON_DEMAND_NAMES = ["soak-long", "soak-cgroup-v2", "soak-long-cgroup-v2", "soak-power"] as const;
 
 export type ScenarioName = (typeof SCENARIO_NAMES)[number] | (typeof ON_DEMAND_NAMES)[number];
 

@@ -24,6 +24,9 @@ export const REBOOT_FILES = { before: "driver-report-before-reboot.json", reques
 /** The param (`ctx.params`) the steps after a reboot get: ms from the host seeing the request to sending the reset or reboot. */
 export const REBOOT_SENT_AFTER_PARAM = "reboot-sent-after-ms";
 
+/** The param the steps after a reboot get: how many reboots the machine has had under the scenario so far (1 after the first). */
+export const REBOOT_COUNT_PARAM = "reboots";
+
 export interface Check {
   name: string;
   ok: boolean;

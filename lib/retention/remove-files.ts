@@ -3,6 +3,7 @@ import { mkdirSync, renameSync } from "node:fs";
 import { readdir, rm, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { removingPath, storagePaths } from "../store/layout.ts";
+import { durableWriteRenamed } from "../store/write/cut-seam.ts";
 
 /**
  * Takes entries out of the storage, each in one step: its whole directory
@@ -32,6 +33,7 @@ export function moveAside(root: string, entries: ReadonlyArray<{ path: string; n
   const tag = randomBytes(4).toString("hex");
   for (const { path, name } of entries) {
     renameSync(path, removingPath(root, name, tag));
+    durableWriteRenamed("retention");
     each(name);
   }
 }

@@ -14,6 +14,7 @@
  *     appends the task's stdout to FILE, resuming at FILE's size (what an earlier
  *     incarnation stored is exactly what it received); ← {"event":"followed","id":…,"bytes":…}
  *     once the task is over and read to the end.
+ *   → {"req":8,"op":"prune","keep":2}              ← {"reply":8,"ok":true,"removed":[…]}  (acknowledged ends, oldest first)
  *   → {"op":"draining","reason":"restart"}          ← {"event":"drained","reason":"restart"}, then exit 0
  *   ← {"event":"ready","incarnation":…,"pid":…,"placement":…,"reason":…,"replay":{…}}
  *   ← {"event":"completion","task":{…}}             (each terminal task once; ack to stop redelivery)
@@ -98,7 +99,7 @@ if (!drained) {
 process.exit(0);
 
 async function handle(msg: {
-  req?: number; op?: string; spec?: unknown; id?: string; graceMs?: number; data?: string; cols?: number; rows?: number; to?: string;
+  req?: number; op?: string; spec?: unknown; id?: string; graceMs?: number; data?: string; cols?: number; rows?: number; to?: string; keep?: number;
 }): Promise<void> {
   try {
     switch (msg.op) {
@@ -119,6 +120,8 @@ async function handle(msg: {
         return send({ reply: msg.req, ok: true, task: sup.get(msg.id!) });
       case "ack":
         return send({ reply: msg.req, ok: true, task: await sup.ack(msg.id!) });
+      case "prune":
+        return send({ reply: msg.req, ok: true, removed: (await sup.prune({ keep: msg.keep })).removed });
       case "follow": {
         const from = existsSync(msg.to!) ? statSync(msg.to!).size : 0;
         const chunks = sup.output(msg.id!, { from });

@@ -1,5 +1,6 @@
 import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { syncPath } from "../write/atomic-write.ts";
+import { durableWriteKindOf, durableWriteRenamed } from "../write/cut-seam.ts";
 
 /**
  * Errors that mean the file system has no room (or inodes) left for a new
@@ -65,5 +66,7 @@ export async function writeIntoReserve(reserve: string, target: string, data: st
     closeSync(fd);
   }
   renameSync(reserve, target);
+  // A power-cut test's debug seam (off unless its variable is set): the rename is done, its directory's flush not yet.
+  if (durable) durableWriteRenamed(durableWriteKindOf(target, data));
   if (durable) await syncPath(dir);
 }

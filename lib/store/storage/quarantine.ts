@@ -1,5 +1,6 @@
 import { lstat, readdir, rename } from "node:fs/promises";
 import { writeFileAtomic } from "../write/atomic-write.ts";
+import { durableWriteRenamed } from "../write/cut-seam.ts";
 import { isQuarantineNote, quarantineName, quarantineNotePath, quarantinePath, storagePaths } from "../layout.ts";
 
 /**
@@ -26,6 +27,7 @@ import { isQuarantineNote, quarantineName, quarantineNotePath, quarantinePath, s
 export async function quarantineTask(root: string, id: string, dir: string, reason: string): Promise<string> {
   const target = quarantinePath(root, quarantineName(id, new Date()));
   await rename(dir, target);
+  durableWriteRenamed("quarantine");
   const entry = await lstat(target);
   await writeFileAtomic(quarantineNotePath(target, entry.isDirectory() && !entry.isSymbolicLink()), `${reason}\n`);
   return target;

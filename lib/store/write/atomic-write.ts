@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { durableWriteKindOf, durableWriteRenamed } from "./cut-seam.ts";
 
 /** How a replacing write is made. */
 export interface AtomicWriteOptions {
@@ -55,6 +56,8 @@ export async function writeFileAtomic(path: string, data: string, options: Atomi
     await unlink(temp).catch(() => {});
     throw error;
   }
+  // A power-cut test's debug seam (off unless its variable is set): the rename is done, its directory's flush not yet.
+  if (durable) durableWriteRenamed(durableWriteKindOf(path, data));
   if (durable) await syncPath(dir);
 }
 

@@ -2,7 +2,7 @@ import { existsSync, rmdirSync, unlinkSync } from "node:fs";
 import { mkdir, unlink } from "node:fs/promises";
 import { OutliveError } from "../../errors.ts";
 import { writeFilesAtomic } from "./atomic-batch.ts";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { syncPath, writeFileAtomic } from "./atomic-write.ts";
 import { legacyReservePaths, storagePaths, type TaskPaths } from "../layout.ts";
 import { isNoSpace, writeIntoReserve } from "../full-disk/record-reserve.ts";
 import { type ReserveKind, type ReservePool, reserveSizes } from "../full-disk/reserve-pool.ts";
@@ -59,7 +59,7 @@ export class RecordWriter {
         throw storageError(p.io, e);
       });
       this.live.set(record.id, "pool");
-      await this.write(record);
+      await this.write(record, { first: true });
     } catch (error) {
       this.live.delete(record.id);
       removeMade(p);
@@ -72,9 +72,9 @@ export class RecordWriter {
    * Replaces the record atomically, after any earlier write of the same task
    * still under way, so overlapping writes never leave an older state on disk.
    */
-  write(record: TaskRecord): Promise<void> {
+  write(record: TaskRecord, how: { first?: boolean } = {}): Promise<void> {
     const before = this.pending.get(record.id) ?? Promise.resolve();
-    const next = before.catch(() => {}).then(() => this.writeNow(record));
+    const next = before.catch(() => {}).then(() => this.writeNow(record, how.first === true));
     this.pending.set(record.id, next);
     void next.catch(() => {}).finally(() => {
       if (this.pending.get(record.id) === next) this.pending.delete(record.id);
@@ -122,13 +122,15 @@ export class RecordWriter {
     this.live.set(id, existsSync(legacyReservePaths(this.paths(id).dir).terminal[0]) ? "legacy" : "pool");
   }
 
-  private async writeNow(record: TaskRecord): Promise<void> {
+  private async writeNow(record: TaskRecord, first = false): Promise<void> {
     const p = this.paths(record.id);
     const data = serialize(record);
-    // Only an end (and its acknowledgement) is made to survive a host crash: the task dies with the host,
-    // so a live state lost with it is answered by the boot id ("the host rebooted"), while an end already
-    // delivered to waiters must not be taken back. See the README's "What each write protects".
-    const durable = isTerminal(record.state);
+    // An end (and its acknowledgement) is made to survive a host crash: an end already delivered to waiters
+    // must not be taken back. So is a task's first record, with its directory: the live states after it are
+    // answered by the boot id ("the host rebooted") when lost, but only if a record is there to answer; without
+    // it a power cut left no directory (a task whose run returned, unknown) or an empty record.json (quarantined).
+    // See docs/design/durability.md, "What each write protects".
+    const durable = first || isTerminal(record.state);
     try {
       await writeFileAtomic(p.record, data, { durable });
     } catch (error) {
@@ -140,6 +142,8 @@ export class RecordWriter {
       });
       if (!written) throw storageError(p.record, error);
     }
+    // The task's directory is new: its entry in tasks/ must be on the disk too.
+    if (first) await syncTasksDir(this.root);
     if (isTerminal(record.state)) await this.ended(record.id);
   }
 
@@ -195,6 +199,14 @@ export class RecordWriter {
       for (const path of [...r.terminal, ...r.live]) await unlink(path).catch(() => {});
     }
   }
+}
+
+/** fsync of `tasks/`: a new task directory's entry in it survives a host crash. */
+async function syncTasksDir(root: string): Promise<void> {
+  const dir = storagePaths(root).tasks;
+  await syncPath(dir).catch((error) => {
+    throw storageError(dir, error);
+  });
 }
 
 function serialize(record: TaskRecord): string {
