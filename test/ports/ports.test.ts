@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { parseNetTable } from "../../lib/ports/proc-net.ts";
 import { portsOfTasks, portText } from "../../lib/ports/task-ports.ts";
 import type { TaskRecord } from "../../lib/store/record/record.ts";
@@ -48,10 +48,20 @@ describe("a task's ports, from /proc", () => {
       const u = dgram.createSocket("udp4").bind(0, "127.0.0.1", () => console.log("udp4", u.address().port));
       const c = net.connect(a.address ? 1 : 1, "127.0.0.1"); c.on("error", () => {});
       spawn(process.execPath, ["-e", "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log('child', s.address().port)); setInterval(() => {}, 1e6)"], { stdio: ["ignore", "inherit", "inherit"] });
-      spawn(process.execPath, ["-e", "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log('setsid', s.address().port)); setInterval(() => {}, 1e6)"], { stdio: ["ignore", "inherit", "inherit"], detached: true });
+      const d = spawn(process.execPath, ["-e", "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log('setsid', s.address().port)); setInterval(() => {}, 1e6)"], { stdio: ["ignore", "inherit", "inherit"], detached: true });
+      console.log("setsidpid", d.pid);
       setInterval(() => {}, 1e6);`);
     const other = group(`const s = require("node:net").createServer().listen(0, "127.0.0.1", () => console.log("other", s.address().port)); setInterval(() => {}, 1e6);`);
-    const ports = () => Object.fromEntries(t.said().trim().split("\n").filter(Boolean).map((l) => l.split(" ")).map(([k, v]) => [k, Number(v)]));
+    const said = () => Object.fromEntries(t.said().trim().split("\n").filter(Boolean).map((l) => l.split(" ")).map(([k, v]) => [k, Number(v)]));
+    const ports = () => Object.fromEntries(Object.entries(said()).filter(([k]) => k !== "setsidpid"));
+    // The setsid'd grandchild is in a session of its own, which the group's kill at the end never reaches.
+    onTestFinished(() => {
+      try {
+        process.kill(said().setsidpid, "SIGKILL");
+      } catch {
+        // never started, or gone
+      }
+    });
     await waitFor("five listeners", () => Object.keys(ports()).length === 5);
     await waitFor("the other group's listener", () => other.said().includes("other"));
     const p = ports();
