@@ -84,7 +84,14 @@ impl Stream {
         if cut <= self.dropped {
             return Ok(());
         }
-        if sys::replace_file(&self.marker_tmp, &self.marker, format!("{}\n", cut).as_bytes(), 0o600).is_err() {
+        if sys::replace_file(
+            &self.marker_tmp,
+            &self.marker,
+            format!("{}\n", cut).as_bytes(),
+            0o600,
+        )
+        .is_err()
+        {
             // No marker, no hole: tried again at the next look.
             return Ok(());
         }
@@ -122,7 +129,16 @@ impl Bound {
         let watch = if inotify { Watch::Later } else { Watch::Poll };
         let mut timer = Timer::new()?;
         timer.arm_in(QUICK);
-        Ok(Bound { max, streams, watch, timer, nap: QUICK, last_look: None, failed: sys::join(io, b"trim-failed"), stopped: false })
+        Ok(Bound {
+            max,
+            streams,
+            watch,
+            timer,
+            nap: QUICK,
+            last_look: None,
+            failed: sys::join(io, b"trim-failed"),
+            stopped: false,
+        })
     }
 
     /// What to wait on now: the inotify instance, or the timer (none once trimming has stopped).
@@ -155,7 +171,11 @@ impl Bound {
         if let Watch::Inotify(_) = self.watch {
             return;
         }
-        self.nap = if grew { QUICK } else { (self.nap * 2).min(SLOWEST) };
+        self.nap = if grew {
+            QUICK
+        } else {
+            (self.nap * 2).min(SLOWEST)
+        };
         if self.stopped {
             return;
         }
@@ -208,7 +228,11 @@ impl Bound {
 }
 
 fn write_new(path: &CString, data: &[u8]) -> io::Result<()> {
-    let fd = sys::open(path, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW, 0o600)?;
+    let fd = sys::open(
+        path,
+        libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW,
+        0o600,
+    )?;
     sys::write_all(fd.raw(), data)
 }
 
@@ -216,7 +240,13 @@ fn write_new(path: &CString, data: &[u8]) -> io::Result<()> {
 fn watch_files(streams: &[Stream; 2]) -> Option<Fd> {
     let fd = Fd::own(unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) }).ok()?;
     for s in streams.iter().filter(|s| s.file.is_some()) {
-        let wd = unsafe { libc::inotify_add_watch(fd.raw(), s.path.as_ptr(), libc::IN_MODIFY | libc::IN_DONT_FOLLOW) };
+        let wd = unsafe {
+            libc::inotify_add_watch(
+                fd.raw(),
+                s.path.as_ptr(),
+                libc::IN_MODIFY | libc::IN_DONT_FOLLOW,
+            )
+        };
         if wd < 0 {
             return None;
         }

@@ -10,7 +10,10 @@ use std::time::Duration;
 
 /// Time since boot, suspend included.
 pub fn now() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // CLOCK_BOOTTIME exists on every kernel this runs on (2.6.39 and later); it cannot fail here.
     unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
@@ -18,7 +21,10 @@ pub fn now() -> Duration {
 
 /// Wall-clock milliseconds since the epoch, for records people and other programs read.
 pub fn epoch_ms() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
@@ -31,7 +37,9 @@ pub struct Timer {
 
 impl Timer {
     pub fn new() -> io::Result<Timer> {
-        let fd = Fd::own(unsafe { libc::timerfd_create(libc::CLOCK_BOOTTIME, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
+        let fd = Fd::own(unsafe {
+            libc::timerfd_create(libc::CLOCK_BOOTTIME, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+        })?;
         Ok(Timer { fd, armed: false })
     }
 
@@ -46,13 +54,21 @@ impl Timer {
     /// Fires at `at` on the boot clock (never before it).
     pub fn arm_at(&mut self, at: Duration) {
         // A zero it_value would disarm: the earliest time there is stands for "now".
-        let at = if at.is_zero() { Duration::from_nanos(1) } else { at };
+        let at = if at.is_zero() {
+            Duration::from_nanos(1)
+        } else {
+            at
+        };
         self.set(at, libc::TFD_TIMER_ABSTIME);
     }
 
     /// Fires `after` from now.
     pub fn arm_in(&mut self, after: Duration) {
-        let after = if after.is_zero() { Duration::from_nanos(1) } else { after };
+        let after = if after.is_zero() {
+            Duration::from_nanos(1)
+        } else {
+            after
+        };
         self.set(after, 0);
     }
 
@@ -64,8 +80,14 @@ impl Timer {
 
     fn set(&mut self, value: Duration, flags: libc::c_int) {
         let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: value.as_secs() as libc::time_t, tv_nsec: value.subsec_nanos() as libc::c_long },
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: value.as_secs() as libc::time_t,
+                tv_nsec: value.subsec_nanos() as libc::c_long,
+            },
         };
         unsafe { libc::timerfd_settime(self.fd.raw(), flags, &spec, std::ptr::null_mut()) };
         self.armed = !value.is_zero();

@@ -16,16 +16,31 @@ use std::time::Duration;
 pub fn system_state(bus: &[u8], within: Duration) -> Result<Vec<u8>, String> {
     let until = crate::clock::now() + within;
     let fd = sys::connect_unix(bus).map_err(|e| format!("connect: {}", sys::why(&e)))?;
-    let mut conn = Conn { fd: fd.raw(), until, buf: Vec::new() };
+    let mut conn = Conn {
+        fd: fd.raw(),
+        until,
+        buf: Vec::new(),
+    };
     let uid = unsafe { libc::getuid() };
-    let hex: String = uid.to_string().bytes().map(|b| format!("{:02x}", b)).collect();
+    let hex: String = uid
+        .to_string()
+        .bytes()
+        .map(|b| format!("{:02x}", b))
+        .collect();
     conn.send(format!("\0AUTH EXTERNAL {}\r\n", hex).as_bytes())?;
     let line = conn.line()?;
     if !line.starts_with(b"OK ") {
         return Err(format!("auth: {}", String::from_utf8_lossy(&line)));
     }
     let mut out = b"BEGIN\r\n".to_vec();
-    out.extend(call(1, "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello", "org.freedesktop.DBus", None));
+    out.extend(call(
+        1,
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus",
+        "Hello",
+        "org.freedesktop.DBus",
+        None,
+    ));
     out.extend(call(
         2,
         "/org/freedesktop/systemd1",
@@ -56,8 +71,17 @@ struct Conn {
 impl Conn {
     fn wait(&self, events: libc::c_short) -> Result<(), String> {
         let left = self.until.saturating_sub(crate::clock::now());
-        let mut p = [libc::pollfd { fd: self.fd, events, revents: 0 }];
-        if left.is_zero() || !matches!(sys::poll(&mut p, left.as_millis().max(1) as libc::c_int), Ok(1)) {
+        let mut p = [libc::pollfd {
+            fd: self.fd,
+            events,
+            revents: 0,
+        }];
+        if left.is_zero()
+            || !matches!(
+                sys::poll(&mut p, left.as_millis().max(1) as libc::c_int),
+                Ok(1)
+            )
+        {
             return Err("no answer in time".into());
         }
         Ok(())
@@ -117,7 +141,12 @@ impl Conn {
         let body_at = align(16 + fields_len, 8);
         self.fill(body_at + body_len)?;
         let msg: Vec<u8> = self.buf.drain(..body_at + body_len).collect();
-        Ok((msg[1], reply_serial(&msg[16..16 + fields_len], 16), msg, body_at))
+        Ok((
+            msg[1],
+            reply_serial(&msg[16..16 + fields_len], 16),
+            msg,
+            body_at,
+        ))
     }
 }
 
@@ -156,7 +185,14 @@ fn field(m: &mut Vec<u8>, code: u8, sig: u8, value: &str) {
 }
 
 /// A METHOD_CALL message with serial `serial`, and string arguments.
-fn call(serial: u32, path: &str, interface: &str, member: &str, destination: &str, args: Option<&[&str]>) -> Vec<u8> {
+fn call(
+    serial: u32,
+    path: &str,
+    interface: &str,
+    member: &str,
+    destination: &str,
+    args: Option<&[&str]>,
+) -> Vec<u8> {
     let mut body = Vec::new();
     for a in args.unwrap_or(&[]) {
         put_string(&mut body, a);
@@ -257,6 +293,9 @@ mod tests {
         m.extend_from_slice(&8u32.to_le_bytes());
         m.extend_from_slice(b"stopping\0");
         assert_eq!(reply_serial(&m[16..16 + fields_len], 16), Some(2));
-        assert_eq!(variant_string(&m, body_at).as_deref(), Some(&b"stopping"[..]));
+        assert_eq!(
+            variant_string(&m, body_at).as_deref(),
+            Some(&b"stopping"[..])
+        );
     }
 }

@@ -31,7 +31,11 @@ impl Deadline {
         }
         let mut timer = Timer::new()?;
         timer.arm_at(start + Duration::from_millis(ms));
-        Ok(Some(Deadline { timer, grace: Duration::from_millis(grace_ms), reached: false }))
+        Ok(Some(Deadline {
+            timer,
+            grace: Duration::from_millis(grace_ms),
+            reached: false,
+        }))
     }
 
     pub fn fd(&self) -> RawFd {
@@ -62,5 +66,9 @@ impl Deadline {
 pub fn mark(io: &[u8]) {
     let path = sys::join(io, b"timed-out");
     let _ = sys::rename(&sys::join(io, b"timed-out.reserved"), &path);
-    let _ = sys::open(&path, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW, 0o666);
+    let _ = sys::open(
+        &path,
+        libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW,
+        0o666,
+    );
 }

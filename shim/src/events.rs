@@ -29,7 +29,11 @@ impl Poller {
     }
 
     pub fn add(&mut self, fd: RawFd, events: i16, source: Source) {
-        self.fds.push(libc::pollfd { fd, events, revents: 0 });
+        self.fds.push(libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        });
         self.sources.push(source);
     }
 
@@ -38,6 +42,11 @@ impl Poller {
         if sys::poll(&mut self.fds, -1).is_err() {
             return Vec::new();
         }
-        self.fds.iter().zip(&self.sources).filter(|(p, _)| p.revents != 0).map(|(p, s)| (*s, p.revents)).collect()
+        self.fds
+            .iter()
+            .zip(&self.sources)
+            .filter(|(p, _)| p.revents != 0)
+            .map(|(p, s)| (*s, p.revents))
+            .collect()
     }
 }

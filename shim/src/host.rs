@@ -46,8 +46,17 @@ impl Asking {
         let mut said = Vec::new();
         loop {
             let left = self.until.saturating_sub(clock::now());
-            let mut p = [libc::pollfd { fd: self.answer.raw(), events: libc::POLLIN, revents: 0 }];
-            if left.is_zero() || !matches!(sys::poll(&mut p, left.as_millis().max(1) as libc::c_int), Ok(1)) {
+            let mut p = [libc::pollfd {
+                fd: self.answer.raw(),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            if left.is_zero()
+                || !matches!(
+                    sys::poll(&mut p, left.as_millis().max(1) as libc::c_int),
+                    Ok(1)
+                )
+            {
                 break;
             }
             let mut buf = [0u8; 64];
@@ -73,7 +82,10 @@ impl Asking {
 /// Starts asking, now; None where it cannot be started (the answer is then no).
 pub fn ask(bus: Option<&[u8]>) -> Option<Asking> {
     let until = clock::now() + ASK_WITHIN;
-    let program = Program::new(&Command::Argv(vec![b"systemctl".to_vec(), b"is-system-running".to_vec()]));
+    let program = Program::new(&Command::Argv(vec![
+        b"systemctl".to_vec(),
+        b"is-system-running".to_vec(),
+    ]));
     let argv = program.pointers();
     let (answer, out) = match sys::pipe() {
         Ok(p) => p,
@@ -102,5 +114,10 @@ pub fn ask(bus: Option<&[u8]>) -> Option<Asking> {
         Err(_) => return None,
     };
     drop(out);
-    Some(Asking { pid, answer, until, reaped: false })
+    Some(Asking {
+        pid,
+        answer,
+        until,
+        reaped: false,
+    })
 }

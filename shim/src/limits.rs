@@ -11,7 +11,9 @@ use std::os::unix::ffi::OsStrExt;
 /// The shim's own cgroup v2 path (`/proc/self/cgroup`'s `0::` line), e.g. `/outlive/outlive-task-t-1`.
 fn own_cgroup() -> Option<Vec<u8>> {
     let text = std::fs::read("/proc/self/cgroup").ok()?;
-    text.split(|&b| b == b'\n').find(|l| l.starts_with(b"0::")).map(|l| l[3..].to_vec())
+    text.split(|&b| b == b'\n')
+        .find(|l| l.starts_with(b"0::"))
+        .map(|l| l[3..].to_vec())
 }
 
 /// Copies the counters of the shim's cgroup under `mount` into `io/`; a file that cannot be read is left out.

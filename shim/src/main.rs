@@ -58,13 +58,16 @@ fn main() {
     marker::check_fd().unwrap_or_else(|e| fail(&e));
     // The command's stdin is nothing, as every task's has been; the settings' pipe is done with.
     match sys::open(&sys::cstring(b"/dev/null"), libc::O_RDONLY, 0) {
-        Ok(null) => sys::dup2(null.raw(), 0).unwrap_or_else(|e| fail(&format!("stdin: {}", sys::why(&e)))),
+        Ok(null) => {
+            sys::dup2(null.raw(), 0).unwrap_or_else(|e| fail(&format!("stdin: {}", sys::why(&e))))
+        }
         Err(e) => fail(&format!("/dev/null: {}", sys::why(&e))),
     }
     if let Some(procs) = &s.enter {
         join_cgroup(procs);
     }
-    sys::lead_group().unwrap_or_else(|e| fail(&format!("could not lead a process group: {}", sys::why(&e))));
+    sys::lead_group()
+        .unwrap_or_else(|e| fail(&format!("could not lead a process group: {}", sys::why(&e))));
     task::Task::new(s, start).run()
 }
 
@@ -93,8 +96,13 @@ fn named_as_shim(args: &[OsString]) {
 /// Into the task's cgroup before anything of the user's runs: a task never runs outside the cgroup it was promised.
 fn join_cgroup(procs: &[u8]) {
     let path = sys::cstring(procs);
-    let wrote = sys::open(&path, libc::O_WRONLY, 0).and_then(|fd| sys::write_all(fd.raw(), format!("{}\n", sys::getpid()).as_bytes()));
+    let wrote = sys::open(&path, libc::O_WRONLY, 0)
+        .and_then(|fd| sys::write_all(fd.raw(), format!("{}\n", sys::getpid()).as_bytes()));
     if let Err(e) = wrote {
-        fail(&format!("enter: could not join the task's cgroup through {}: {}", settings::shown(procs), sys::why(&e)));
+        fail(&format!(
+            "enter: could not join the task's cgroup through {}: {}",
+            settings::shown(procs),
+            sys::why(&e)
+        ));
     }
 }

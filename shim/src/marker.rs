@@ -33,7 +33,12 @@ pub fn check_fd() -> Result<(), String> {
     match sys::fstat(3) {
         Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFREG => {}
         Ok(_) => return Err("fd 3 (the exit marker, io/exit) is not a regular file".to_string()),
-        Err(e) => return Err(format!("fd 3 (the exit marker, io/exit) is not open: {}", sys::why(&e))),
+        Err(e) => {
+            return Err(format!(
+                "fd 3 (the exit marker, io/exit) is not open: {}",
+                sys::why(&e)
+            ))
+        }
     }
     // The command never gets it: close-on-exec as well as closed in the child.
     sys::set_cloexec(3).map_err(|e| format!("fd 3: {}", sys::why(&e)))
@@ -50,12 +55,19 @@ pub fn refused(line: &str) {
     };
     let (st, path) = exit;
     let io = match path.parent() {
-        Some(dir) if path.file_name().map_or(false, |n| n == "exit") => dir.as_os_str().as_bytes().to_vec(),
+        Some(dir) if path.file_name().map_or(false, |n| n == "exit") => {
+            dir.as_os_str().as_bytes().to_vec()
+        }
         _ => return,
     };
     match sys::lstat(&sys::join(&io, b"exit")) {
         Ok(at) if at.st_dev == st.st_dev && at.st_ino == st.st_ino => {}
         _ => return,
     }
-    let _ = sys::replace_file(&sys::join(&io, b"shim-refused.tmp"), &sys::join(&io, b"shim-refused"), format!("{}\n", line).as_bytes(), 0o600);
+    let _ = sys::replace_file(
+        &sys::join(&io, b"shim-refused.tmp"),
+        &sys::join(&io, b"shim-refused"),
+        format!("{}\n", line).as_bytes(),
+        0o600,
+    );
 }

@@ -44,11 +44,22 @@ impl Slave {
         sys::setsid().map_err(|e| format!("setsid: {}", sys::why(&e)))?;
         let fd = self.fd.raw();
         if unsafe { libc::ioctl(fd, libc::TIOCSCTTY, 0) } < 0 {
-            return Err(format!("TIOCSCTTY: {}", sys::why(&std::io::Error::last_os_error())));
+            return Err(format!(
+                "TIOCSCTTY: {}",
+                sys::why(&std::io::Error::last_os_error())
+            ));
         }
-        let size = libc::winsize { ws_row: self.rows, ws_col: self.cols, ws_xpixel: 0, ws_ypixel: 0 };
+        let size = libc::winsize {
+            ws_row: self.rows,
+            ws_col: self.cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
         if unsafe { libc::ioctl(fd, libc::TIOCSWINSZ, &size) } < 0 {
-            return Err(format!("TIOCSWINSZ: {}", sys::why(&std::io::Error::last_os_error())));
+            return Err(format!(
+                "TIOCSWINSZ: {}",
+                sys::why(&std::io::Error::last_os_error())
+            ));
         }
         let _ = sys::fchmod(fd, 0o600);
         for to in 0..3 {
@@ -57,7 +68,13 @@ impl Slave {
         let mut line = format!("{} ", sys::getpid()).into_bytes();
         line.extend_from_slice(self.tty.to_bytes());
         line.push(b'\n');
-        sys::replace_file(&self.info_tmp, &self.info, &line, 0o666).map_err(|e| format!("{}: {}", settings::shown(self.info.to_bytes()), sys::why(&e)))
+        sys::replace_file(&self.info_tmp, &self.info, &line, 0o666).map_err(|e| {
+            format!(
+                "{}: {}",
+                settings::shown(self.info.to_bytes()),
+                sys::why(&e)
+            )
+        })
     }
 }
 
@@ -73,41 +90,74 @@ pub struct Terminal {
 
 /// The terminal and its FIFO; Err says what could not be made.
 pub fn open(p: &settings::Pty) -> Result<Terminal, String> {
-    let master = Fd::own(unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK) })
-        .map_err(|e| format!("posix_openpt: {}", sys::why(&e)))?;
+    let master = Fd::own(unsafe {
+        libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK)
+    })
+    .map_err(|e| format!("posix_openpt: {}", sys::why(&e)))?;
     if unsafe { libc::grantpt(master.raw()) } < 0 || unsafe { libc::unlockpt(master.raw()) } < 0 {
-        return Err(format!("grantpt/unlockpt: {}", sys::why(&std::io::Error::last_os_error())));
+        return Err(format!(
+            "grantpt/unlockpt: {}",
+            sys::why(&std::io::Error::last_os_error())
+        ));
     }
     let mut name = [0 as libc::c_char; 64];
     let r = unsafe { libc::ptsname_r(master.raw(), name.as_mut_ptr(), name.len()) };
     if r != 0 {
         return Err(format!("ptsname: {}", sys::strerror(r)));
     }
-    let tty: Vec<u8> = name.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    let tty: Vec<u8> = name
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
     let tty = sys::cstring(&tty);
-    let slave = sys::open(&tty, libc::O_RDWR | libc::O_NOCTTY, 0).map_err(|e| format!("{}: {}", settings::shown(tty.to_bytes()), sys::why(&e)))?;
+    let slave = sys::open(&tty, libc::O_RDWR | libc::O_NOCTTY, 0)
+        .map_err(|e| format!("{}: {}", settings::shown(tty.to_bytes()), sys::why(&e)))?;
 
     let dir = sys::cstring(&p.dir);
     let _ = sys::mkdir(&dir, 0o700);
     let fifo = sys::join(&p.dir, b"in");
     let is_fifo = matches!(sys::lstat(&fifo), Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFIFO);
     if !is_fifo {
-        sys::mkfifo(&fifo, 0o600).map_err(|e| format!("{}: {}", settings::shown(fifo.to_bytes()), sys::why(&e)))?;
+        sys::mkfifo(&fifo, 0o600)
+            .map_err(|e| format!("{}: {}", settings::shown(fifo.to_bytes()), sys::why(&e)))?;
     }
-    let input = sys::open(&fifo, libc::O_RDWR | libc::O_NONBLOCK, 0).map_err(|e| format!("{}: {}", settings::shown(fifo.to_bytes()), sys::why(&e)))?;
+    let input = sys::open(&fifo, libc::O_RDWR | libc::O_NONBLOCK, 0)
+        .map_err(|e| format!("{}: {}", settings::shown(fifo.to_bytes()), sys::why(&e)))?;
     if !is_fifo {
         // Exactly 0600 whatever the umask: lib/pty writes only to a 0600 FIFO of its user.
         let _ = sys::fchmod(input.raw(), 0o600);
     }
-    let slave = Slave { fd: slave, tty, cols: p.cols, rows: p.rows, info: sys::join(&p.dir, b"info"), info_tmp: sys::join(&p.dir, b"info.tmp") };
-    Ok(Terminal { master, input, pending: Vec::new(), hung_up: false, slave })
+    let slave = Slave {
+        fd: slave,
+        tty,
+        cols: p.cols,
+        rows: p.rows,
+        info: sys::join(&p.dir, b"info"),
+        info_tmp: sys::join(&p.dir, b"info.tmp"),
+    };
+    Ok(Terminal {
+        master,
+        input,
+        pending: Vec::new(),
+        hung_up: false,
+        slave,
+    })
 }
 
 impl Terminal {
     /// The master, and what it is waited for (output, and room for pending input); None for nothing.
     pub fn master(&self) -> Option<(RawFd, i16)> {
-        let out = if self.pending.is_empty() { 0 } else { libc::POLLOUT };
-        let events = if self.hung_up { out } else { libc::POLLIN | out };
+        let out = if self.pending.is_empty() {
+            0
+        } else {
+            libc::POLLOUT
+        };
+        let events = if self.hung_up {
+            out
+        } else {
+            libc::POLLIN | out
+        };
         if events == 0 {
             None
         } else {

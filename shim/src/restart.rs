@@ -18,7 +18,11 @@ pub struct Policy {
 
 impl Policy {
     pub fn new(rule: Restart) -> Policy {
-        Policy { rule, restarts: 0, over: false }
+        Policy {
+            rule,
+            restarts: 0,
+            over: false,
+        }
     }
 
     /// No restart from here on.
@@ -59,13 +63,26 @@ pub struct Attempts {
 
 impl Attempts {
     pub fn open(io: &[u8]) -> Attempts {
-        let file = sys::open(&sys::join(io, b"attempts"), libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW, 0o666).ok();
-        Attempts { file, io: io.to_vec(), number: 0 }
+        let file = sys::open(
+            &sys::join(io, b"attempts"),
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW,
+            0o666,
+        )
+        .ok();
+        Attempts {
+            file,
+            io: io.to_vec(),
+            number: 0,
+        }
     }
 
     /// The output files' sizes now: where the next attempt's output will begin.
     pub fn sizes(&self) -> (u64, u64) {
-        let size = |name: &[u8]| sys::stat(&sys::join(&self.io, name)).map(|st| st.st_size as u64).unwrap_or(0);
+        let size = |name: &[u8]| {
+            sys::stat(&sys::join(&self.io, name))
+                .map(|st| st.st_size as u64)
+                .unwrap_or(0)
+        };
         (size(b"stdout"), size(b"stderr"))
     }
 
@@ -82,7 +99,12 @@ impl Attempts {
     }
 
     pub fn ended(&mut self, code: i32) {
-        self.line(format!("{{\"attempt\":{},\"event\":\"end\",\"at\":{},\"code\":{}}}\n", self.number, clock::epoch_ms(), code));
+        self.line(format!(
+            "{{\"attempt\":{},\"event\":\"end\",\"at\":{},\"code\":{}}}\n",
+            self.number,
+            clock::epoch_ms(),
+            code
+        ));
     }
 
     fn line(&self, text: String) {

@@ -78,14 +78,24 @@ pub fn read(fd: RawFd) -> Result<Vec<u8>, String> {
     let until = clock::now() + READ_WITHIN;
     loop {
         let left = until.saturating_sub(clock::now());
-        let mut p = [libc::pollfd { fd, events: libc::POLLIN, revents: 0 }];
-        let ready = sys::poll(&mut p, left.as_millis() as libc::c_int).map_err(|e| format!("settings: could not read stdin: {}", sys::why(&e)))?;
+        let mut p = [libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        let ready = sys::poll(&mut p, left.as_millis() as libc::c_int)
+            .map_err(|e| format!("settings: could not read stdin: {}", sys::why(&e)))?;
         if ready == 0 {
-            return Err(format!("settings: stdin did not end within {} s (the caller writes them and closes it)", READ_WITHIN.as_secs()));
+            return Err(format!(
+                "settings: stdin did not end within {} s (the caller writes them and closes it)",
+                READ_WITHIN.as_secs()
+            ));
         }
         match sys::read(fd, &mut chunk) {
             Ok(0) => return Ok(data),
-            Ok(n) if data.len() + n > MAX_BYTES => return Err(format!("settings: more than {} bytes on stdin", MAX_BYTES)),
+            Ok(n) if data.len() + n > MAX_BYTES => {
+                return Err(format!("settings: more than {} bytes on stdin", MAX_BYTES))
+            }
             Ok(n) => data.extend_from_slice(&chunk[..n]),
             Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
             Err(e) => return Err(format!("settings: could not read stdin: {}", sys::why(&e))),
@@ -95,7 +105,12 @@ pub fn read(fd: RawFd) -> Result<Vec<u8>, String> {
 
 /// What a value looks like in a message: escaped, and cut at 64 bytes.
 pub fn shown(v: &[u8]) -> String {
-    let mut s: String = v.iter().take(64).flat_map(|b| std::ascii::escape_default(*b)).map(char::from).collect();
+    let mut s: String = v
+        .iter()
+        .take(64)
+        .flat_map(|b| std::ascii::escape_default(*b))
+        .map(char::from)
+        .collect();
     if v.len() > 64 {
         s.push_str("...");
     }
@@ -103,8 +118,25 @@ pub fn shown(v: &[u8]) -> String {
 }
 
 const SINGLE: [&str; 19] = [
-    "id", "io", "enter", "deadline_ms", "grace_ms", "max_output", "watch", "command_pid", "mode", "shell", "script",
-    "pty_dir", "cols", "rows", "restart", "restart_max", "restart_delay_ms", "system_bus", "limit_stats",
+    "id",
+    "io",
+    "enter",
+    "deadline_ms",
+    "grace_ms",
+    "max_output",
+    "watch",
+    "command_pid",
+    "mode",
+    "shell",
+    "script",
+    "pty_dir",
+    "cols",
+    "rows",
+    "restart",
+    "restart_max",
+    "restart_delay_ms",
+    "system_bus",
+    "limit_stats",
 ];
 const LAST_SINGLE: &str = "restart_delay_max_ms";
 const DEFAULT_SYSTEM_BUS: &[u8] = b"/run/dbus/system_bus_socket";
@@ -127,7 +159,8 @@ impl<'a> Fields<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => {
-                let n = whole_number(v).ok_or_else(|| format!("{}: not a whole number: {}", key, shown(v)))?;
+                let n = whole_number(v)
+                    .ok_or_else(|| format!("{}: not a whole number: {}", key, shown(v)))?;
                 if n > max {
                     return Err(format!("{}: {} is more than {}", key, n, max));
                 }
@@ -137,7 +170,8 @@ impl<'a> Fields<'a> {
     }
 
     fn need_number(&self, key: &str, max: u64) -> Result<u64, String> {
-        self.number(key, max)?.ok_or_else(|| format!("{}: missing", key))
+        self.number(key, max)?
+            .ok_or_else(|| format!("{}: missing", key))
     }
 }
 
@@ -151,31 +185,55 @@ fn whole_number(v: &[u8]) -> Option<u64> {
 /// Splits the input into its fields, checking the frame (`v=1` … `end=`)
 /// as it goes, so hostile input is refused at its first bad field.
 fn split(input: &[u8]) -> Result<Fields<'_>, String> {
-    let mut fields = Fields { single: Vec::new(), args: Vec::new() };
+    let mut fields = Fields {
+        single: Vec::new(),
+        args: Vec::new(),
+    };
     let mut rest = input;
     let mut first = true;
     loop {
         let at = match rest.iter().position(|&b| b == 0) {
             Some(at) => at,
-            None if rest.is_empty() && first => return Err("settings: cut short (nothing on stdin; expected v=1 ... end=)".to_string()),
-            None if rest.is_empty() => return Err("settings: cut short (no end= field)".to_string()),
-            None => return Err(format!("settings: cut short (the input ends in a field with no NUL after it: {})", shown(rest))),
+            None if rest.is_empty() && first => {
+                return Err(
+                    "settings: cut short (nothing on stdin; expected v=1 ... end=)".to_string(),
+                )
+            }
+            None if rest.is_empty() => {
+                return Err("settings: cut short (no end= field)".to_string())
+            }
+            None => {
+                return Err(format!(
+                    "settings: cut short (the input ends in a field with no NUL after it: {})",
+                    shown(rest)
+                ))
+            }
         };
         let (f, after) = (&rest[..at], &rest[at + 1..]);
         rest = after;
         if first {
             match f {
                 b"v=1" => {}
-                _ if f.starts_with(b"v=") => return Err(format!("v: version {} is not one this shim reads (v=1)", shown(&f[2..]))),
+                _ if f.starts_with(b"v=") => {
+                    return Err(format!(
+                        "v: version {} is not one this shim reads (v=1)",
+                        shown(&f[2..])
+                    ))
+                }
                 _ => return Err(format!("v: the first field must be v=1, got {}", shown(f))),
             }
             first = false;
             continue;
         }
-        let eq = f.iter().position(|&b| b == b'=').ok_or_else(|| format!("settings: a field with no '=': {}", shown(f)))?;
+        let eq = f
+            .iter()
+            .position(|&b| b == b'=')
+            .ok_or_else(|| format!("settings: a field with no '=': {}", shown(f)))?;
         let (key, value) = (&f[..eq], &f[eq + 1..]);
         match key {
-            b"end" if !value.is_empty() => return Err(format!("end: takes no value, got {}", shown(value))),
+            b"end" if !value.is_empty() => {
+                return Err(format!("end: takes no value, got {}", shown(value)))
+            }
             b"end" if !rest.is_empty() => {
                 let more = rest.iter().filter(|&&b| b == 0).count().max(1);
                 return Err(format!("end: {} more field(s) after it", more));
@@ -184,8 +242,12 @@ fn split(input: &[u8]) -> Result<Fields<'_>, String> {
             b"arg" => fields.args.push(value),
             b"v" => return Err("v: given twice".to_string()),
             _ => {
-                let known = SINGLE.iter().chain(std::iter::once(&LAST_SINGLE)).find(|k| k.as_bytes() == key);
-                let known = *known.ok_or_else(|| format!("settings: unknown key {}", shown(key)))?;
+                let known = SINGLE
+                    .iter()
+                    .chain(std::iter::once(&LAST_SINGLE))
+                    .find(|k| k.as_bytes() == key);
+                let known =
+                    *known.ok_or_else(|| format!("settings: unknown key {}", shown(key)))?;
                 if fields.get(known).is_some() {
                     return Err(format!("{}: given twice", known));
                 }
@@ -207,7 +269,11 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
     let f = split(input)?;
     let given = f.need("id")?;
     if given != id {
-        return Err(format!("id: {} is not the task id on the command line ({})", shown(given), shown(id)));
+        return Err(format!(
+            "id: {} is not the task id on the command line ({})",
+            shown(given),
+            shown(id)
+        ));
     }
     let io = absolute("io", f.need("io")?)?;
     match sys::stat(&sys::cstring(&io)) {
@@ -223,7 +289,10 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
     let grace_ms = f.need_number("grace_ms", MAX_MS)?;
     let max_output = f.need_number("max_output", u64::MAX >> 2)?;
     if max_output != 0 && max_output < MIN_OUTPUT {
-        return Err(format!("max_output: {} is below the minimum of {} bytes (0 keeps all output)", max_output, MIN_OUTPUT));
+        return Err(format!(
+            "max_output: {} is below the minimum of {} bytes (0 keeps all output)",
+            max_output, MIN_OUTPUT
+        ));
     }
     let watch = match f.need("watch")? {
         b"inotify" => Watch::Inotify,
@@ -238,7 +307,9 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
     let command = command(&f)?;
     let pty = pty(&f)?;
     if pty.is_some() && command_pid {
-        return Err("command_pid: must be 0 for a PTY task (pty/info names its command)".to_string());
+        return Err(
+            "command_pid: must be 0 for a PTY task (pty/info names its command)".to_string(),
+        );
     }
     let restart = restart(&f)?;
     // Absent: the system bus where systemd's is; empty: none (systemctl alone); else a socket's absolute path.
@@ -251,7 +322,20 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
         None => None,
         Some(v) => Some(absolute("limit_stats", v)?),
     };
-    Ok(Settings { io, enter, deadline_ms, grace_ms, max_output, watch, command_pid, command, pty, restart, system_bus, limit_stats })
+    Ok(Settings {
+        io,
+        enter,
+        deadline_ms,
+        grace_ms,
+        max_output,
+        watch,
+        command_pid,
+        command,
+        pty,
+        restart,
+        system_bus,
+        limit_stats,
+    })
 }
 
 fn command(f: &Fields) -> Result<Command, String> {
@@ -275,7 +359,10 @@ fn command(f: &Fields) -> Result<Command, String> {
             if shell.is_empty() {
                 return Err("shell: empty".to_string());
             }
-            Ok(Command::Shell { shell: shell.to_vec(), script: f.need("script")?.to_vec() })
+            Ok(Command::Shell {
+                shell: shell.to_vec(),
+                script: f.need("script")?.to_vec(),
+            })
         }
         v => Err(format!("mode: expected argv or shell, got {}", shown(v))),
     }
@@ -300,7 +387,11 @@ fn pty(f: &Fields) -> Result<Option<Pty>, String> {
         }
         Ok(n as u16)
     };
-    Ok(Some(Pty { dir, cols: side("cols")?, rows: side("rows")? }))
+    Ok(Some(Pty {
+        dir,
+        cols: side("cols")?,
+        rows: side("rows")?,
+    }))
 }
 
 fn restart(f: &Fields) -> Result<Option<Restart>, String> {
@@ -308,14 +399,22 @@ fn restart(f: &Fields) -> Result<Option<Restart>, String> {
         None | Some(b"no") => None,
         Some(b"on-failure") => Some(RestartWhen::OnFailure),
         Some(b"always") => Some(RestartWhen::Always),
-        Some(v) => return Err(format!("restart: expected no, on-failure or always, got {}", shown(v))),
+        Some(v) => {
+            return Err(format!(
+                "restart: expected no, on-failure or always, got {}",
+                shown(v)
+            ))
+        }
     };
     let when = match when {
         Some(w) => w,
         None => {
             for key in ["restart_max", "restart_delay_ms", LAST_SINGLE] {
                 if f.get(key).is_some() {
-                    return Err(format!("{}: only with restart=on-failure or restart=always", key));
+                    return Err(format!(
+                        "{}: only with restart=on-failure or restart=always",
+                        key
+                    ));
                 }
             }
             return Ok(None);
@@ -331,9 +430,17 @@ fn restart(f: &Fields) -> Result<Option<Restart>, String> {
     }
     let delay_max_ms = f.need_number(LAST_SINGLE, MAX_MS)?;
     if delay_max_ms < delay_ms {
-        return Err(format!("{}: {} is less than restart_delay_ms ({})", LAST_SINGLE, delay_max_ms, delay_ms));
+        return Err(format!(
+            "{}: {} is less than restart_delay_ms ({})",
+            LAST_SINGLE, delay_max_ms, delay_ms
+        ));
     }
-    Ok(Some(Restart { when, max: max as u32, delay_ms, delay_max_ms }))
+    Ok(Some(Restart {
+        when,
+        max: max as u32,
+        delay_ms,
+        delay_max_ms,
+    }))
 }
 
 #[cfg(test)]
@@ -349,7 +456,17 @@ mod tests {
         v
     }
 
-    const BASE: [&str; 9] = ["v=1", "id=t", "io=/tmp", "deadline_ms=0", "grace_ms=0", "max_output=0", "watch=inotify", "command_pid=0", "mode=argv"];
+    const BASE: [&str; 9] = [
+        "v=1",
+        "id=t",
+        "io=/tmp",
+        "deadline_ms=0",
+        "grace_ms=0",
+        "max_output=0",
+        "watch=inotify",
+        "command_pid=0",
+        "mode=argv",
+    ];
 
     fn with(extra: &[&str]) -> Vec<u8> {
         let mut all: Vec<&str> = BASE.to_vec();
@@ -360,9 +477,13 @@ mod tests {
 
     #[test]
     fn takes_a_whole_argv() {
-        let s = parse(&with(&["arg=echo", "arg=", "arg=a=b\nc"]), b"t").ok().unwrap();
+        let s = parse(&with(&["arg=echo", "arg=", "arg=a=b\nc"]), b"t")
+            .ok()
+            .unwrap();
         match s.command {
-            Command::Argv(a) => assert_eq!(a, vec![b"echo".to_vec(), b"".to_vec(), b"a=b\nc".to_vec()]),
+            Command::Argv(a) => {
+                assert_eq!(a, vec![b"echo".to_vec(), b"".to_vec(), b"a=b\nc".to_vec()])
+            }
             _ => panic!(),
         }
     }
@@ -373,8 +494,17 @@ mod tests {
         assert!(err(&["arg=x", "bogus=1"]).contains("unknown key \"bogus\""));
         assert!(err(&["arg=x", "cols=80"]).starts_with("cols:"));
         assert!(err(&[]).starts_with("arg:"));
-        assert!(err(&["arg=x", "restart=always", "restart_max=1", "restart_delay_ms=5"]).starts_with("restart_delay_max_ms: missing"));
-        assert!(parse(&with(&["arg=x"]), b"u").err().unwrap().starts_with("id:"));
+        assert!(err(&[
+            "arg=x",
+            "restart=always",
+            "restart_max=1",
+            "restart_delay_ms=5"
+        ])
+        .starts_with("restart_delay_max_ms: missing"));
+        assert!(parse(&with(&["arg=x"]), b"u")
+            .err()
+            .unwrap()
+            .starts_with("id:"));
         let mut cut = with(&["arg=x"]);
         cut.truncate(cut.len() - 5);
         assert!(parse(&cut, b"t").err().unwrap().contains("cut short"));

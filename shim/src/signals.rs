@@ -9,7 +9,15 @@ use std::os::unix::io::RawFd;
 
 /// Faults the shim's own code could raise: blocking them would not stop the
 /// kernel from ending the shim, only hide why.
-const FAULTS: [libc::c_int; 7] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGTRAP, libc::SIGSYS, libc::SIGABRT];
+const FAULTS: [libc::c_int; 7] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGSYS,
+    libc::SIGABRT,
+];
 
 fn blocked_set() -> libc::sigset_t {
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
@@ -58,7 +66,8 @@ pub struct Received {
 impl Signals {
     pub fn open() -> io::Result<Signals> {
         let set = blocked_set();
-        let fd = Fd::own(unsafe { libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) })?;
+        let fd =
+            Fd::own(unsafe { libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) })?;
         Ok(Signals { fd })
     }
 
@@ -70,7 +79,10 @@ impl Signals {
         // struct signalfd_siginfo is 128 bytes: ssi_signo (u32) at 0, ssi_pid (u32) at 12.
         let mut buf = [0u8; 128];
         match sys::read(self.fd.raw(), &mut buf) {
-            Ok(128) => Some(Received { signo: word(&buf, 0) as libc::c_int, from: word(&buf, 12) as libc::pid_t }),
+            Ok(128) => Some(Received {
+                signo: word(&buf, 0) as libc::c_int,
+                from: word(&buf, 12) as libc::pid_t,
+            }),
             _ => None,
         }
     }

@@ -25,15 +25,27 @@ impl Program {
         let argv: Vec<Vec<u8>> = match command {
             Command::Argv(argv) => argv.clone(),
             // `--`: a script that begins with `-` is the command, not options to the shell.
-            Command::Shell { shell, script } => vec![shell.clone(), b"-c".to_vec(), b"--".to_vec(), script.clone()],
+            Command::Shell { shell, script } => vec![
+                shell.clone(),
+                b"-c".to_vec(),
+                b"--".to_vec(),
+                script.clone(),
+            ],
         };
         let candidates = search(&argv[0], std::env::var_os("PATH"));
-        Program { argv: argv.iter().map(|a| sys::cstring(a)).collect(), candidates }
+        Program {
+            argv: argv.iter().map(|a| sys::cstring(a)).collect(),
+            candidates,
+        }
     }
 
     /// The argv as exec takes it (ending in a null pointer); valid while the Program lives.
     pub fn pointers(&self) -> Vec<*const c_char> {
-        self.argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect()
+        self.argv
+            .iter()
+            .map(|a| a.as_ptr())
+            .chain(std::iter::once(std::ptr::null()))
+            .collect()
     }
 }
 
@@ -48,8 +60,12 @@ fn search(name: &[u8], path: Option<OsString>) -> Vec<CString> {
     if name.contains(&b'/') {
         return vec![sys::cstring(name)];
     }
-    let path = path.map(|p| p.into_vec()).unwrap_or_else(|| b"/bin:/usr/bin".to_vec());
-    path.split(|&b| b == b':').map(|dir| sys::join(if dir.is_empty() { b"." } else { dir }, name)).collect()
+    let path = path
+        .map(|p| p.into_vec())
+        .unwrap_or_else(|| b"/bin:/usr/bin".to_vec());
+    path.split(|&b| b == b':')
+        .map(|dir| sys::join(if dir.is_empty() { b"." } else { dir }, name))
+        .collect()
 }
 
 /// What the child does before it becomes the command.
@@ -76,7 +92,10 @@ fn child(s: &Start, argv: &[*const c_char]) -> ! {
     signals::reset_for_exec();
     if let Some(terminal) = s.terminal {
         if let Err(why) = terminal.enter() {
-            crate::say(&format!("outlive: could not set up the task's terminal: {}", why));
+            crate::say(&format!(
+                "outlive: could not set up the task's terminal: {}",
+                why
+            ));
             sys::exit_now(125);
         }
     }

@@ -65,18 +65,28 @@ fn retry_size<F: FnMut() -> libc::ssize_t>(mut f: F) -> io::Result<usize> {
 }
 
 pub fn open(path: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<Fd> {
-    retry(|| unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) }).map(Fd)
+    retry(|| unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) })
+        .map(Fd)
 }
 
 /// Makes an empty file that was not there, never writing through anything
 /// already at that name (a planted symlink or file is left alone).
 pub fn create_new(path: &CStr) -> io::Result<()> {
-    open(path, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW, 0o666).map(drop)
+    open(
+        path,
+        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+        0o666,
+    )
+    .map(drop)
 }
 
 /// Writes `data` to a fresh `tmp` and renames it over `path`: a reader sees the old file or the new one, never half.
 pub fn replace_file(tmp: &CStr, path: &CStr, data: &[u8], mode: libc::mode_t) -> io::Result<()> {
-    let fd = open(tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW, mode)?;
+    let fd = open(
+        tmp,
+        libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW,
+        mode,
+    )?;
     write_all(fd.raw(), data)?;
     drop(fd);
     rename(tmp, path)
@@ -102,7 +112,9 @@ pub fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
 }
 
 pub fn pwrite(fd: RawFd, buf: &[u8], offset: i64) -> io::Result<usize> {
-    retry_size(|| unsafe { libc::pwrite(fd, buf.as_ptr() as *const libc::c_void, buf.len(), offset) })
+    retry_size(|| unsafe {
+        libc::pwrite(fd, buf.as_ptr() as *const libc::c_void, buf.len(), offset)
+    })
 }
 
 pub fn fstat(fd: RawFd) -> io::Result<libc::stat> {
@@ -146,7 +158,8 @@ pub fn fchmod(fd: RawFd, mode: libc::mode_t) -> io::Result<()> {
 /// Frees `[offset, offset + len)` of a file without changing its size or moving anything.
 pub fn punch_hole(fd: RawFd, offset: u64, len: u64) -> io::Result<()> {
     let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
-    retry(|| unsafe { libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t) }).map(drop)
+    retry(|| unsafe { libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t) })
+        .map(drop)
 }
 
 pub fn close(fd: RawFd) {
@@ -170,7 +183,13 @@ pub fn pipe() -> io::Result<(Fd, Fd)> {
 
 /// A connected, non-blocking unix stream socket to `path` (close-on-exec).
 pub fn connect_unix(path: &[u8]) -> io::Result<Fd> {
-    let fd = Fd(check(unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK, 0) })?);
+    let fd = Fd(check(unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    })?);
     let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
     addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
     if path.len() >= addr.sun_path.len() {
@@ -180,12 +199,19 @@ pub fn connect_unix(path: &[u8]) -> io::Result<Fd> {
         addr.sun_path[i] = *b as libc::c_char;
     }
     let len = std::mem::size_of::<libc::sa_family_t>() + path.len() + 1;
-    check(unsafe { libc::connect(fd.raw(), &addr as *const libc::sockaddr_un as *const libc::sockaddr, len as libc::socklen_t) })?;
+    check(unsafe {
+        libc::connect(
+            fd.raw(),
+            &addr as *const libc::sockaddr_un as *const libc::sockaddr,
+            len as libc::socklen_t,
+        )
+    })?;
     Ok(fd)
 }
 
 pub fn poll(fds: &mut [libc::pollfd], timeout_ms: libc::c_int) -> io::Result<usize> {
-    retry(|| unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) }).map(|n| n as usize)
+    retry(|| unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) })
+        .map(|n| n as usize)
 }
 
 pub fn getpid() -> libc::pid_t {
@@ -235,13 +261,17 @@ pub fn reap_any() -> Option<(libc::pid_t, libc::c_int)> {
 /// Waits for `pid` to end (it must be ending: the caller killed it, or it closed its output).
 pub fn reap(pid: libc::pid_t) -> Option<libc::c_int> {
     let mut status = 0;
-    retry(|| unsafe { libc::waitpid(pid, &mut status, 0) }).ok().map(|_| status)
+    retry(|| unsafe { libc::waitpid(pid, &mut status, 0) })
+        .ok()
+        .map(|_| status)
 }
 
 /// Returns only on failure, with the errno. `argv` ends with a null pointer.
 pub fn execve(path: &CStr, argv: &[*const c_char]) -> i32 {
     unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), environ) };
-    io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOENT)
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::ENOENT)
 }
 
 pub fn exit_now(code: i32) -> ! {
@@ -284,12 +314,23 @@ pub fn join(dir: &[u8], name: &[u8]) -> CString {
 /// command gets 0, 1 and 2 and nothing else, not even what the shim's own
 /// caller left open by mistake.
 pub fn close_from(first: RawFd) {
-    if unsafe { libc::syscall(libc::SYS_close_range, first as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint) } == 0 {
+    if unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            first as libc::c_uint,
+            libc::c_uint::MAX,
+            0 as libc::c_uint,
+        )
+    } == 0
+    {
         return;
     }
     // Kernels before 5.9: whatever /proc says is open.
     let open: Vec<RawFd> = match std::fs::read_dir("/proc/self/fd") {
-        Ok(dir) => dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).filter(|&fd| fd >= first).collect(),
+        Ok(dir) => dir
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|&fd| fd >= first)
+            .collect(),
         Err(_) => return,
     };
     for fd in open {

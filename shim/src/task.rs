@@ -65,22 +65,42 @@ pub struct Task {
 impl Task {
     /// Everything the task needs, made before the command runs; a failure here is exit 125 with nothing run.
     pub fn new(s: Settings, start: Duration) -> Task {
-        let or_fail = |what: &str, e: std::io::Error| -> ! { crate::fail(&format!("{}: {}", what, sys::why(&e))) };
+        let or_fail = |what: &str, e: std::io::Error| -> ! {
+            crate::fail(&format!("{}: {}", what, sys::why(&e)))
+        };
         let signals = Signals::open().unwrap_or_else(|e| or_fail("signalfd", e));
-        let deadline = Deadline::new(start, s.deadline_ms, s.grace_ms).unwrap_or_else(|e| or_fail("timerfd", e));
+        let deadline = Deadline::new(start, s.deadline_ms, s.grace_ms)
+            .unwrap_or_else(|e| or_fail("timerfd", e));
         let bound = if s.max_output > 0 {
-            Some(Bound::new(&s.io, s.max_output, matches!(s.watch, Watch::Inotify)).unwrap_or_else(|e| or_fail("timerfd", e)))
+            Some(
+                Bound::new(&s.io, s.max_output, matches!(s.watch, Watch::Inotify))
+                    .unwrap_or_else(|e| or_fail("timerfd", e)),
+            )
         } else {
             None
         };
-        let terminal = s.pty.as_ref().map(|p| pty::open(p).unwrap_or_else(|e| crate::fail(&format!("pty: {}", e))));
+        let terminal = s
+            .pty
+            .as_ref()
+            .map(|p| pty::open(p).unwrap_or_else(|e| crate::fail(&format!("pty: {}", e))));
         if terminal.is_some() && std::env::var_os("TERM").map_or(true, |t| t.is_empty()) {
             // What a terminal's program expects to find; set in the shim's own environment, which the command gets.
             std::env::set_var("TERM", "xterm-256color");
         }
-        let command_pid = if s.command_pid { Some((sys::join(&s.io, b"command-pid.tmp"), sys::join(&s.io, b"command-pid"))) } else { None };
+        let command_pid = if s.command_pid {
+            Some((
+                sys::join(&s.io, b"command-pid.tmp"),
+                sys::join(&s.io, b"command-pid"),
+            ))
+        } else {
+            None
+        };
         let (policy, attempts, restart_timer) = match s.restart {
-            Some(rule) => (Some(Policy::new(rule)), Some(Attempts::open(&s.io)), Some(Timer::new().unwrap_or_else(|e| or_fail("timerfd", e)))),
+            Some(rule) => (
+                Some(Policy::new(rule)),
+                Some(Attempts::open(&s.io)),
+                Some(Timer::new().unwrap_or_else(|e| or_fail("timerfd", e))),
+            ),
             None => (None, None, None),
         };
         Task {
@@ -122,7 +142,15 @@ impl Task {
             p.add(d.fd(), libc::POLLIN, Source::Deadline);
         }
         if let Some((fd, written)) = self.bound.as_ref().and_then(|b| b.waits_on()) {
-            p.add(fd, libc::POLLIN, if written { Source::OutputWritten } else { Source::OutputTimer });
+            p.add(
+                fd,
+                libc::POLLIN,
+                if written {
+                    Source::OutputWritten
+                } else {
+                    Source::OutputTimer
+                },
+            );
         }
         if let Some(t) = self.restart_timer.as_ref().filter(|t| t.armed()) {
             p.add(t.fd(), libc::POLLIN, Source::Restart);
@@ -157,7 +185,9 @@ impl Task {
             Source::OutputWritten => self.bound.as_mut().map_or((), |b| b.on_written()),
             Source::OutputTimer => self.bound.as_mut().map_or((), |b| b.on_timer()),
             Source::Restart => {
-                if self.restart_timer.as_mut().map_or(false, |t| t.consume()) && self.phase == Phase::Waiting {
+                if self.restart_timer.as_mut().map_or(false, |t| t.consume())
+                    && self.phase == Phase::Waiting
+                {
                     self.start_attempt();
                 }
             }
@@ -175,7 +205,10 @@ impl Task {
         });
         match started {
             Ok(pid) => {
-                self.phase = Phase::Running { pid, hung_up: false };
+                self.phase = Phase::Running {
+                    pid,
+                    hung_up: false,
+                };
                 if let (Some(a), Some(sizes)) = (self.attempts.as_mut(), sizes) {
                     a.started(pid, sizes);
                 }
@@ -183,7 +216,10 @@ impl Task {
             Err(e) => match self.last_code {
                 None => crate::fail(&format!("could not start the command: {}", sys::why(&e))),
                 Some(code) => {
-                    crate::say(&format!("outlive-shim: could not start the command again: {}", sys::why(&e)));
+                    crate::say(&format!(
+                        "outlive-shim: could not start the command again: {}",
+                        sys::why(&e)
+                    ));
                     self.finish(code);
                 }
             },
@@ -254,7 +290,14 @@ impl Task {
     }
 
     fn hang_up(&mut self) {
-        if let (Some(_), Phase::Running { pid, hung_up: false }) = (&self.terminal, self.phase) {
+        if let (
+            Some(_),
+            Phase::Running {
+                pid,
+                hung_up: false,
+            },
+        ) = (&self.terminal, self.phase)
+        {
             let _ = sys::kill(pid, libc::SIGHUP);
             self.phase = Phase::Running { pid, hung_up: true };
         }
