@@ -1,4 +1,6 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { readProcStat } from "../../../lib/proc/stat.ts";
 
 /** What a host command did. `timedOut` means it was stopped at its bound, not that it failed. */
 export interface CommandResult {
@@ -25,6 +27,8 @@ export interface CommandOptions {
 
 /** How long output may keep arriving after the command itself exited. */
 const DRAIN_MS = 1_000;
+/** At a timeout, how long the group's leader (nsenter) may take to reap its child and exit before it is killed too. */
+const LEADER_GRACE_MS = 2_000;
 
 /**
  * Runs an argv on the host (no shell, so no quoting) and never throws for a
@@ -64,7 +68,7 @@ export function runCommand(argv: string[], options: CommandOptions): Promise<Com
     const timer = setTimeout(() => {
       timedOut = true;
       if (options.group === "inherit") child.kill("SIGKILL");
-      else killGroup(child.pid);
+      else killGroup(child);
     }, options.timeoutMs);
 
     let settled = false;
@@ -93,11 +97,46 @@ export function runCommand(argv: string[], options: CommandOptions): Promise<Com
   });
 }
 
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
+/**
+ * Ends a command's process group at its bound: every member but the leader and the leader's own children first,
+ * then the leader once it has exited by itself (or after LEADER_GRACE_MS). The leader is often nsenter, which
+ * forked the command into the container's PID namespace and waits for it. Killed together with it, nsenter could
+ * exit before reaping that child, and the orphan goes to the reaper of nsenter's own namespace: under a PID 1
+ * that reaps nothing (vitest or npm as PID 1 of a CI job's pid namespace, `.ci/loaded`), the dead child stayed a
+ * zombie in the container's namespace, and the container's PID 1 could never finish exiting (the kernel's
+ * zap_pid_ns_processes waits for every pid of the namespace to be reaped): the teardown found it in state S.
+ * Killing the child first lets nsenter reap it and end with its status.
+ */
+function killGroup(child: ChildProcess): void {
+  const leader = child.pid;
+  if (leader === undefined) return;
+  const others = new Set<number>(childrenOf(leader));
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === leader) continue;
+    if (readProcStat(Number(name))?.pgid === leader) others.add(Number(name));
+  }
+  for (const pid of others) signal(pid, "SIGKILL");
+  const last = () => signal(-leader, "SIGKILL");
+  if (child.exitCode !== null || child.signalCode !== null) return last();
+  const grace = setTimeout(last, LEADER_GRACE_MS);
+  child.once("exit", () => {
+    clearTimeout(grace);
+    last();
+  });
+}
+
+function childrenOf(pid: number): number[] {
   try {
-    process.kill(-pid, "SIGKILL");
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
   } catch {
-    // The group is gone already.
+    return [];
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Gone already.
   }
 }
