@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { groupHasAnyMember } from "../support/group.ts";
+import { unfinishedGroupMembers } from "../support/group.ts";
 import { cleanupShims, codeOf, running, shimUnderTest, startShim, waitForChild, waitForText } from "../support/shim-task.ts";
 import { waitFor } from "../support/wait.ts";
 import { fakeSystemBus } from "../support/fake-system-bus.ts";
@@ -37,7 +37,7 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
     const end = await run.exited;
     expect(end.signal).toBe("SIGKILL");
     expect(end.at).toBeGreaterThanOrEqual(timedOutAt + graceMs - 10);
-    await waitFor("the group to be gone", () => !groupHasAnyMember(run.pid));
+    await waitFor("the group to be gone", () => unfinishedGroupMembers(run.pid).length === 0);
   });
 
   it("KILLs a command that outlives the grace (TERM came first), the shim with it", async () => {
@@ -50,7 +50,7 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
     const end = await run.exited;
     expect(end.signal).toBe("SIGKILL");
     expect(end.at - statSync(`${run.io}/timed-out`).mtimeMs).toBeGreaterThanOrEqual(graceMs - 10);
-    await waitFor("the group to be gone", () => !groupHasAnyMember(run.pid));
+    await waitFor("the group to be gone", () => unfinishedGroupMembers(run.pid).length === 0);
     // Killed with the command, the shim had no end to record.
     expect(run.exitBytes()).toBe("    ");
   });

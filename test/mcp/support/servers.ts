@@ -4,6 +4,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CLI } from "../../support/cli";
+import { readProcStat } from "../../../lib/proc/stat.ts";
 
 /** `outlive mcp` on stdio, spawned by the SDK's own client as an agent's harness spawns it. */
 export async function stdioClient(storage: string, args: string[] = [], cwd?: string): Promise<{ client: Client; pid: number; stderr: () => string; close(): Promise<void> }> {
@@ -54,12 +55,16 @@ export async function callTool(client: Client, name: string, args: Record<string
   return { text, data: (result.structuredContent ?? {}) as Record<string, any>, isError: result.isError === true };
 }
 
-/** Whether a process is gone (signal 0 fails). */
+/**
+ * Whether a process has ended: signal 0 fails, or it is a zombie. Under a PID 1 that reaps no orphan (npm or
+ * vitest as PID 1 of a pid namespace, as in `.ci/loaded`), a task whose server was SIGKILLed is handed to it and
+ * stays a zombie once dead; the library counts a zombie as ended too (lib/proc/identity.ts).
+ */
 export function gone(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return false;
   } catch {
     return true;
   }
+  return readProcStat(pid)?.state === "Z";
 }
