@@ -7,10 +7,11 @@
  * As root on a machine that lacks what the container scenarios need, it
  * first runs container/install-deps.sh (a no-op when all is there), so the
  * README's one command runs them instead of skipping (`--no-install` not).
- * `--junit DIR` writes DIR/vitest.xml (DIR/vitest-vm.xml for the vm engine's tests), DIR/deno.xml and DIR/scenarios.xml.
+ * `--junit DIR` writes DIR/vitest.xml (DIR/vitest-machines.xml for the tests that boot machines, DIR/vitest-vm.xml
+ * for the vm engine's), DIR/deno.xml and DIR/scenarios.xml.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { $ } from "zx";
@@ -79,6 +80,19 @@ function vitestFailures(j: VitestJson): string[] {
 const VM_TESTS = "test/container/vm-";
 
 /**
+ * The tests that boot machines or build a release of their own (containers, the previous release, the
+ * executable): each keeps both cores busy for a minute or two. They run one file at a time, after the rest.
+ */
+const MACHINE_TESTS = ["test/container/", "test/compat/", "test/placement/in-container.test.ts", "test/exe/"];
+
+/**
+ * The rest runs two files at a time even on two cores (vitest's default there is one): most of a test's time is
+ * waiting on the processes it starts, and the suites hold on a busy machine (issue 36, `.ci/loaded`). One file
+ * at a time, the Node suite took 20 of CI's 49 minutes (ci7).
+ */
+const WORKERS = Math.max(2, availableParallelism() - 1);
+
+/**
  * The suites run a second time with the shell wrapper forced (`OUTLIVE_SHIM=none`), so the fallback for a
  * machine with no outlive-shim stays true: the core (start, spawn, kill, end, the supervisor), the
  * placements, the spawner and replay.
@@ -94,14 +108,23 @@ const WRAPPER_SUITES = ["test/supervisor", "test/spawn", "test/kill", "test/end"
  */
 const OTHER_NODE_SUITES = ["test/supervisor/", "test/start/", "test/cli/", "test/rpc/", "test/control/", "test/mcp/", "test/package/exports.test.ts", "test/package/bundle.test.ts"];
 
-async function vitestRun(suite: string, args: string[], junitName: string, env: Record<string, string> = {}, node: string | null = null): Promise<Tally> {
+async function vitestRun(
+  suite: string,
+  args: string[],
+  junitName: string,
+  env: Record<string, string> = {},
+  node: string | null = null,
+  o: { quiet?: boolean } = {},
+): Promise<Tally> {
   const report = join(mkdtempSync(join(tmpdir(), "outlive-vitest-")), "report.json");
   const junit = junitDir ? ["--reporter=junit", `--outputFile.junit=${join(junitDir, junitName)}`] : [];
   // Under another Node, that Node runs vitest and is first on the PATH, so every process a test starts with
   // process.execPath (the CLI, a module, a serve) is that release too.
   const vitest = node === null ? ["npx", "vitest"] : [node, join(root, "node_modules/vitest/vitest.mjs")];
   const path = node === null ? {} : { PATH: `${dirname(node)}:${process.env.PATH ?? ""}` };
-  const run = await $({ env: { ...process.env, ...env, ...path } })`${vitest} run --reporter=default --reporter=json --outputFile.json=${report} ${junit} ${args}`;
+  // quiet: the run's output is held and printed whole when it ends, so two runs side by side do not interleave.
+  const run = await $({ env: { ...process.env, ...env, ...path }, quiet: o.quiet ?? false })`${vitest} run --reporter=default --reporter=json --outputFile.json=${report} ${junit} ${args}`;
+  if (o.quiet) process.stdout.write(`\n== ${suite} ==\n${run.stdout}${run.stderr}`);
   if (!existsSync(report)) return { suite, passed: 0, failed: 0, skipped: 0, broken: true };
   const j = JSON.parse(readFileSync(report, "utf8"));
   rmSync(dirname(report), { recursive: true, force: true });
@@ -119,14 +142,20 @@ if (!values["no-node"]) {
   if (vitestFilters.length > 0) {
     tallies.push(await vitestRun("node (vitest)", vitestFilters, "vitest.xml"));
   } else {
-    tallies.push(await vitestRun("node (vitest)", ["--exclude", `${VM_TESTS}*.test.ts`], "vitest.xml"));
+    const machine = MACHINE_TESTS.flatMap((t) => ["--exclude", t.endsWith("/") ? `${t}**` : t]);
+    tallies.push(await vitestRun("node (vitest)", [`--maxWorkers=${WORKERS}`, ...machine], "vitest.xml"));
+    tallies.push(await vitestRun("node (vitest, machines: one file at a time)", ["--no-file-parallelism", ...MACHINE_TESTS, "--exclude", `${VM_TESTS}*.test.ts`], "vitest-machines.xml"));
     tallies.push(await vitestRun("node (vitest, vm engine: one file at a time)", ["--no-file-parallelism", VM_TESTS], "vitest-vm.xml"));
     // The container runs of the placement suite boot machines of their own, whose tasks the variable does not reach.
     tallies.push(await vitestRun("node (vitest, shell wrapper forced)", [...WRAPPER_SUITES, "--exclude", "test/placement/in-container.test.ts"], "vitest-wrapper.xml", { OUTLIVE_SHIM: "none" }));
-    for (const node of (process.env.OUTLIVE_TEST_NODES ?? "").split(":").filter(Boolean)) {
-      const version = (await $`${node} -p process.version`).stdout.trim();
-      tallies.push(await vitestRun(`node ${version} (vitest)`, OTHER_NODE_SUITES, `vitest-${version}.xml`, {}, node));
-    }
+    // The other releases run side by side, each as one vitest worker: their suites mostly wait on processes, and
+    // one after the other they took 400 s of CI's budget (ci7: 201 s and 205 s).
+    const nodes = (process.env.OUTLIVE_TEST_NODES ?? "").split(":").filter(Boolean);
+    const runs = nodes.map(async (node) => {
+      const version = (await $({ quiet: true })`${node} -p process.version`).stdout.trim();
+      return vitestRun(`node ${version} (vitest)`, OTHER_NODE_SUITES, `vitest-${version}.xml`, {}, node, { quiet: nodes.length > 1 });
+    });
+    tallies.push(...(await Promise.all(runs)));
   }
 }
 

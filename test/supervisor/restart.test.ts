@@ -7,7 +7,10 @@ import { CgroupV2Placement } from "../../lib/internal.ts";
 import { PidNamespace, pidNamespaceUnavailable } from "../support/pid-namespace.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
-const cgroupProbe = await new CgroupV2Placement({ prefix: "outlive-test-restart" }).probe();
+// The prefix names this run's base cgroup: two runs of the file side by side (CI runs Node 22 and 24 at once)
+// each remove only their own.
+const PREFIX = `outlive-test-restart-${process.pid}`;
+const cgroupProbe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
 const placements = ["process-group", ...(cgroupProbe.ok ? ["cgroup-v2"] : [])];
 if (!cgroupProbe.ok) console.log(`restart test: cgroup-v2 variant skipped: ${cgroupProbe.reason}`);
 const noReuse = pidNamespaceUnavailable();
@@ -33,7 +36,7 @@ describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and r
     // its PID 1 reaps the victim however the suite's own PID 1 behaves. Closing it ends all of them.
     const ns = await PidNamespace.start();
     cleanups.push(() => ns.close());
-    const launch = { storage, placement, prefix: "outlive-test-restart", livenessMs: 100, wrap: ns.wrap };
+    const launch = { storage, placement, prefix: PREFIX, livenessMs: 100, wrap: ns.wrap };
     const first = await ModuleProcess.start(launch);
     cleanups.push(() => first.child.kill("SIGKILL"));
     expect(first.ready.placement).toBe(placement);
