@@ -5,7 +5,8 @@ import { storagePaths, taskPaths, type TaskPaths } from "./layout.ts";
 import { prepareStorage } from "./storage/open-storage.ts";
 import type { RecordProblem } from "./record/parse-record.ts";
 import { listQuarantined, quarantineTask } from "./storage/quarantine.ts";
-import { entryKindOfDirent, type ReadResult, readTaskRecord, type TaskEntryKind } from "./record/read-record.ts";
+import { entryKindOfDirent, RECORD_MISSING, type ReadResult, readTaskRecord, type TaskEntryKind } from "./record/read-record.ts";
+import { removeStartCutShort } from "./record/start-cut-short.ts";
 import { RecordWriter } from "./write/record-writer.ts";
 import type { ReservePool } from "./full-disk/reserve-pool.ts";
 import { isTerminal, type TaskRecord } from "./record/record.ts";
@@ -134,13 +135,17 @@ export class TaskStore {
    * Reads every record. Corrupt ones are moved to `quarantine/` with the
    * reason beside them (unless `quarantine: false`, for read-only views);
    * newer-schema ones are left untouched. Either way they are reported, and
-   * the rest load normally.
+   * the rest load normally. A task's creation that a power cut stopped
+   * before its first record was in place (no record, nothing but an empty
+   * `io/` and the record's temp files: lib/store/record/start-cut-short.ts)
+   * is removed where records may be quarantined, and named in `cutShort`.
    */
-  async loadAll(options: { quarantine?: boolean; concurrency?: number } = {}): Promise<{ records: TaskRecord[]; unreadable: UnreadableTask[] }> {
+  async loadAll(options: { quarantine?: boolean; concurrency?: number } = {}): Promise<{ records: TaskRecord[]; unreadable: UnreadableTask[]; cutShort: string[] }> {
     const concurrency = options.concurrency ?? 64;
     const entries = await this.entries();
     const records: TaskRecord[] = [];
     const unreadable: UnreadableTask[] = [];
+    const cutShort: string[] = [];
     await forEachBounded(entries, concurrency, async ({ id, kind }) => {
       let result: ReadResult;
       try {
@@ -154,6 +159,11 @@ export class TaskStore {
         if (!isTerminal(result.record.state)) this.writer?.adoptLive(id);
       }
       else {
+        const mayMove = options.quarantine !== false && !this.readOnly;
+        if (mayMove && result.problem.kind === "corrupt" && result.problem.reason === RECORD_MISSING && removeStartCutShort(this.paths(id))) {
+          cutShort.push(id);
+          return;
+        }
         const quarantinedTo = result.problem.kind === "corrupt" && options.quarantine !== false && !this.readOnly
           ? await this.quarantine(id, result.problem.reason)
           : null;
@@ -161,7 +171,7 @@ export class TaskStore {
       }
     });
     records.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
-    return { records, unreadable };
+    return { records, unreadable, cutShort };
   }
 
   /** Moves a task directory aside (never deletes it) with the reason in `quarantine-reason.txt`. */

@@ -422,7 +422,10 @@ export class Supervisor {
   private async replay(): Promise<void> {
     // Listed while replay runs (some 10 ms a restart in the container); only the records, decided after, say what is stopped.
     const placed = this.options.readOnly ? null : listPlacedTasks(Object.values(this.placements), this.placement).catch(() => []);
-    const { records, unreadable } = await this.store.loadAll();
+    const { records, unreadable, cutShort } = await this.store.loadAll();
+    for (const id of cutShort) {
+      this.options.log(`task ${id}: its creation was cut short before its first record was in place (a power cut): no process was started, its directory is removed`);
+    }
     this.table.load(records);
     const apply = !this.options.readOnly;
     this.replayReport = await replayAtOpen(records, unreadable, {

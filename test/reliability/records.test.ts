@@ -286,6 +286,62 @@ describe("symlinks and special files in a task directory", () => {
   });
 });
 
+describe("a task's creation cut short by a power cut", () => {
+  // The state soak-power left at each cut at a first record's rename (systemd 257's guest): the journal commit of the
+  // temp file's flush carried the task's directory, its empty io/ and the temp file; the rename's own commit never
+  // came. No record, no process: there is no task to report, and nothing to quarantine.
+  function cutShort(root: string): void {
+    mkdirSync(join(root, "tasks", "c-1", "io"), { recursive: true, mode: 0o700 });
+    writeFileSync(join(root, "tasks", "c-1", ".record.json.4242.0a1b2c3d.tmp"), recordText(goodRecord("c-1", { state: "starting" })), { mode: 0o600 });
+    // Cut before the temp file's flush: the directories alone.
+    mkdirSync(join(root, "tasks", "c-2", "io"), { recursive: true, mode: 0o700 });
+    mkdirSync(join(root, "tasks", "c-3"), { mode: 0o700 });
+  }
+
+  it("is removed at open, not quarantined, and said in the log; the other tasks are untouched", async () => {
+    const root = storageWithGood();
+    cutShort(root);
+    const before = GOOD.map((id) => hashTree(join(root, "tasks", id)));
+    const logs: string[] = [];
+    const sup = await Supervisor.open({ storage: root, placement: "process-group", prefix: PREFIX, log: (line: string) => logs.push(line) });
+    try {
+      expect(sup.list().map((r) => r.id).sort()).toEqual(GOOD);
+      expect(sup.replayReport.unreadable).toEqual([]);
+    } finally {
+      await sup.close();
+    }
+    for (const id of ["c-1", "c-2", "c-3"]) {
+      expect(existsSync(join(root, "tasks", id))).toBe(false);
+      expect(logs.some((l) => l.includes(`task ${id}:`) && l.includes("cut short"))).toBe(true);
+    }
+    expect(existsSync(join(root, "quarantine")) ? readdirSync(join(root, "quarantine")) : []).toEqual([]);
+    expect(GOOD.map((id) => hashTree(join(root, "tasks", id)))).toEqual(before);
+  });
+
+  it("is left as it is by a read-only view", async () => {
+    const root = storageWithGood();
+    cutShort(root);
+    const before = hashTree(join(root, "tasks"));
+    const view = await Supervisor.open({ storage: root, readOnly: true, log: quietLog });
+    await view.close();
+    expect(hashTree(join(root, "tasks"))).toBe(before);
+  });
+
+  it.each([
+    ["output in io/", (dir: string) => writeFileSync(join(dir, "io", "stdout"), "ran\n")],
+    ["a file that is not a temp record", (dir: string) => writeFileSync(join(dir, "notes"), "x")],
+    ["io/ as a symlink", (dir: string) => { rmdirSync(join(dir, "io")); symlinkSync("/tmp", join(dir, "io")); }],
+  ] as const)("is still quarantined with %s beside the missing record: that is evidence of a task", async (_, make) => {
+    const root = storageWithGood();
+    const dir = join(root, "tasks", HOSTILE);
+    mkdirSync(join(dir, "io"), { recursive: true, mode: 0o700 });
+    make(dir);
+    const { entry } = await openAndCheck(root, HOSTILE);
+    expect(entry!.problem.reason).toContain("record.json is missing");
+    expect(entry!.quarantinedTo).not.toBeNull();
+  });
+});
+
 /** Lets any reader blocked on a FIFO go (it sees EOF), so a failing test cannot hang the worker. */
 function releaseFifo(path: string): void {
   const visit = (p: string) => {

@@ -58,6 +58,9 @@ function entryKindOf(root: string, id: string, p: TaskPaths): TaskEntryKind {
 
 export type ReadResult = { ok: true; record: TaskRecord } | { ok: false; id: string; problem: RecordProblem };
 
+/** The reason of a task directory with no record.json (lib/store/record/start-cut-short.ts tells a creation cut short apart). */
+export const RECORD_MISSING = "record.json is missing";
+
 /** Records larger than this are not records outlive wrote. */
 const MAX_RECORD_BYTES = 1 << 20;
 
@@ -105,7 +108,7 @@ export function readTaskRecord(root: string, id: string, p: TaskPaths, entry?: T
     if (code === "ENOENT") {
       // A listing may be older than the task's removal: a directory gone since says "no such task", not a missing record.
       if (entry !== undefined) entryKindOf(root, id, p);
-      return fail("record.json is missing");
+      return fail(RECORD_MISSING);
     }
     // Out of descriptors says nothing about the record: it must not be quarantined for it.
     if (code === "EMFILE" || code === "ENFILE") {
