@@ -173,7 +173,16 @@ async function boot(ctx: ScenarioContext): Promise<void> {
   if (n > 0) {
     const found = readRecords(ctx.storage);
     const quarantine = join(ctx.storage, "quarantine");
-    const quarantined = existsSync(quarantine) ? readdirSync(quarantine) : [];
+    // Each entry with the reason replay gave (quarantine-reason.txt inside a moved directory), so a report says why.
+    const quarantined = (existsSync(quarantine) ? readdirSync(quarantine) : []).map((name) => {
+      let reason = "";
+      try {
+        reason = readFileSync(join(quarantine, name, "quarantine-reason.txt"), "utf8").trim();
+      } catch {
+        // a moved file, not a directory: its note sits beside it
+      }
+      return reason ? `${name} (${reason})` : name;
+    });
     const floorNow = readFloor(ctx.storage);
     broke(brokenPromises(ledger.tasks, found, quarantined, { before: ledger.floor, now: floorNow }), "after the cut");
     ledger.floor = Math.max(ledger.floor, floorNow);
