@@ -142,7 +142,11 @@ export async function runScenarioIn(
           (r) => ({ output: r.stdout + r.stderr, exit: r.exitCode as number | null }),
           (e: Error) => ({ output: `the driver could not be run: ${e.message}`, exit: null }),
         );
-        const asked = await Promise.race([running.then(() => false), waitForFile(request, timeoutMs).then(() => true)]);
+        // The look for the request stops with the race: left polling, it held the run open up to timeoutMs after the
+        // scenario had ended (soak-power's runs stayed on for minutes after their last boot's PASS).
+        const looking = new AbortController();
+        const asked = await Promise.race([running.then(() => false), waitForFile(request, timeoutMs, looking.signal).then(() => true)]);
+        looking.abort();
         if (!asked) {
           const { output, exit } = await running;
           driverOutput += output;
@@ -255,10 +259,11 @@ async function mountDiskStorage(container: ContainerHandle, disk: { size: string
 }
 
 /** Resolves once `path` exists (checked every 50 ms); never rejects, and gives up silently after `timeoutMs`. */
-function waitForFile(path: string, timeoutMs: number): Promise<void> {
+function waitForFile(path: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const deadline = Date.now() + timeoutMs;
     const look = () => {
+      if (signal.aborted) return;
       if (existsSync(path)) return resolve();
       if (Date.now() < deadline) setTimeout(look, 50);
     };
