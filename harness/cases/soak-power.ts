@@ -27,8 +27,9 @@
  * in the report (`--seed S` replays the plan of cuts and the choices, not
  * the timing); each cut is a mark on the timeline.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { isQuarantineNote, quarantineNotePath } from "../../lib/internal.ts";
 import type { ScenarioContext } from "../inside/context.ts";
 import { defineScenario } from "../inside/define-scenario.ts";
 import { brokenPromises, type Broken, type FoundRecord, type TaskLedger } from "../inside/power/promises.ts";
@@ -173,15 +174,16 @@ async function boot(ctx: ScenarioContext): Promise<void> {
   if (n > 0) {
     const found = readRecords(ctx.storage);
     const quarantine = join(ctx.storage, "quarantine");
-    // Each entry with the reason replay gave (quarantine-reason.txt inside a moved directory), so a report says why.
+    // Each entry with the reason replay gave (in its note, inside a moved directory or beside a moved file), so a
+    // report says why.
     const quarantined = (existsSync(quarantine) ? readdirSync(quarantine) : []).map((name) => {
-      let reason = "";
+      const entry = join(quarantine, name);
+      if (isQuarantineNote(name)) return name;
       try {
-        reason = readFileSync(join(quarantine, name, "quarantine-reason.txt"), "utf8").trim();
+        return `${name} (${readFileSync(quarantineNotePath(entry, statSync(entry).isDirectory()), "utf8").trim()})`;
       } catch {
-        // a moved file, not a directory: its note sits beside it
+        return name;
       }
-      return reason ? `${name} (${reason})` : name;
     });
     const floorNow = readFloor(ctx.storage);
     broke(brokenPromises(ledger.tasks, found, quarantined, { before: ledger.floor, now: floorNow }), "after the cut");

@@ -164,9 +164,7 @@ export class TaskStore {
           cutShort.push(id);
           return;
         }
-        const quarantinedTo = result.problem.kind === "corrupt" && options.quarantine !== false && !this.readOnly
-          ? await this.quarantine(id, result.problem.reason)
-          : null;
+        const quarantinedTo = result.problem.kind === "corrupt" && mayMove ? await this.quarantine(id, result.problem.reason) : null;
         unreadable.push({ id, problem: result.problem, quarantinedTo });
       }
     });

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
-import { readProcStat } from "../../../lib/proc/stat.ts";
+import { readFileSync } from "node:fs";
+import { liveGroupMembers, signalGroup } from "../../../lib/kill/process-group.ts";
 
 /** What a host command did. `timedOut` means it was stopped at its bound, not that it failed. */
 export interface CommandResult {
@@ -110,13 +110,16 @@ export function runCommand(argv: string[], options: CommandOptions): Promise<Com
 function killGroup(child: ChildProcess): void {
   const leader = child.pid;
   if (leader === undefined) return;
-  const others = new Set<number>(childrenOf(leader));
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name) || Number(name) === leader) continue;
-    if (readProcStat(Number(name))?.pgid === leader) others.add(Number(name));
+  const others = new Set<number>([...childPids(leader), ...(liveGroupMembers(leader) ?? [])]);
+  others.delete(leader);
+  for (const pid of others) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Gone already.
+    }
   }
-  for (const pid of others) signal(pid, "SIGKILL");
-  const last = () => signal(-leader, "SIGKILL");
+  const last = () => void signalGroup(leader, "SIGKILL");
   if (child.exitCode !== null || child.signalCode !== null) return last();
   const grace = setTimeout(last, LEADER_GRACE_MS);
   child.once("exit", () => {
@@ -125,18 +128,11 @@ function killGroup(child: ChildProcess): void {
   });
 }
 
-function childrenOf(pid: number): number[] {
+/** The children of `pid` (`/proc/PID/task/PID/children`); none when it is gone. */
+export function childPids(pid: number): number[] {
   try {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
   } catch {
     return [];
-  }
-}
-
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // Gone already.
   }
 }

@@ -1,11 +1,7 @@
 import { lstatSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
 import type { TaskPaths } from "../layout.ts";
-
-/**
- * A temp file of a task's record (lib/store/write/atomic-write.ts `tempPathFor`:
- * `.record.json.<pid>.<8 hex>.tmp`).
- */
-const RECORD_TEMP = /^\.record\.json\.\d+\.[0-9a-f]{8}\.tmp$/;
+import { isTempNameFor } from "../write/atomic-write.ts";
 
 /**
  * Whether a task directory with no `record.json` is a task's creation cut
@@ -34,7 +30,7 @@ export function isStartCutShort(entries: string[], ioEntries: string[] | null): 
   for (const name of entries) {
     if (name === "io") {
       if (ioEntries === null || ioEntries.length > 0) return false;
-    } else if (!RECORD_TEMP.test(name)) {
+    } else if (!isTempNameFor(name, "record.json")) {
       return false;
     }
   }
@@ -53,7 +49,7 @@ export function removeStartCutShort(p: TaskPaths): boolean {
   try {
     entries = readdirSync(p.dir);
     for (const name of entries) {
-      const info = lstatSync(`${p.dir}/${name}`);
+      const info = lstatSync(join(p.dir, name));
       if (name === "io" && info.isDirectory()) ioEntries = readdirSync(p.io);
       else if (name !== "io" && !info.isFile()) return false;
     }
@@ -62,7 +58,7 @@ export function removeStartCutShort(p: TaskPaths): boolean {
   }
   if (!isStartCutShort(entries, ioEntries)) return false;
   try {
-    for (const name of entries) if (name !== "io") unlinkSync(`${p.dir}/${name}`);
+    for (const name of entries) if (name !== "io") unlinkSync(join(p.dir, name));
     if (ioEntries !== null) rmdirSync(p.io);
     rmdirSync(p.dir);
     return true;

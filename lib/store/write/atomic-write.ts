@@ -66,6 +66,12 @@ export function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
 }
 
+/** Whether the file name `name` is one {@link tempPathFor} makes for a file named `base`: a write that never got to its rename. */
+export function isTempNameFor(name: string, base: string): boolean {
+  const prefix = `.${base}.`;
+  return name.startsWith(prefix) && /^\d+\.[0-9a-f]{8}\.tmp$/.test(name.slice(prefix.length));
+}
+
 /** fsync(2) of a file or a directory (a directory's fsync makes the renames in it durable). */
 export async function syncPath(path: string): Promise<void> {
   const handle = await open(path, "r");

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { waitUntil } from "../../../../../lib/kill/process-group.ts";
 import { isSameProcess, type ProcessIdentity } from "../../../../../lib/proc/identity.ts";
 import { readProcStat } from "../../../../../lib/proc/stat.ts";
-import { runCommand, type CommandResult } from "../../command.ts";
+import { childPids, runCommand, type CommandResult } from "../../command.ts";
 import { ContainerError } from "../../errors.ts";
 import { hostCgroupsMountingIfNeeded, releaseCgroup2Mount } from "../../host-checks/cgroup2-mount.ts";
 import {
@@ -279,14 +279,6 @@ export class NspawnMachine implements Machine {
     const clean = leftovers.length === 0;
     if (clean) markStopped(this.state);
     return { stopped, leftovers, clean, ms: Date.now() - started, ...(halt ? { halt } : {}) };
-  }
-}
-
-function childPids(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
-  } catch {
-    return [];
   }
 }
 
