@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +5,7 @@ import { XMLParser } from "fast-xml-parser";
 import { afterAll, describe, expect, it } from "vitest";
 import { hostEngineMissing } from "../../harness/host/container/engine/host/host.ts";
 import { junitXml } from "../../harness/host/junit.ts";
+import { runToEnd } from "../support/run-to-end.ts";
 
 const root = join(__dirname, "..", "..");
 const temp = mkdtempSync(join(tmpdir(), "outlive-junit-"));
@@ -29,9 +29,7 @@ describe("JUnit output", () => {
     const file = join(temp, "scenarios.xml");
     // --engine host is the one engine whose verdict this host decides cheaply: skipped where PID 1 is not systemd.
     const missing = await hostEngineMissing();
-    const r = spawnSync(process.execPath, [join(root, "dist/harness/run-scenarios.js"), "arguments", "startup-cleanup", "--engine", "host", "--junit", file], {
-      encoding: "utf8", timeout: 300_000,
-    });
+    const r = await runToEnd(process.execPath, [join(root, "dist/harness/run-scenarios.js"), "arguments", "startup-cleanup", "--engine", "host", "--junit", file], { timeoutMs: 300_000 });
     expect(existsSync(file), r.stderr).toBe(true);
     const got = cases(file);
     expect(got.map((c) => c["@_name"].replace(/ \(systemd .*\)$/, ""))).toEqual(["arguments", "startup-cleanup"]);
@@ -62,10 +60,10 @@ describe("JUnit output", () => {
     expect(passed!.failure).toBeUndefined();
   });
 
-  it("npm test -- --junit DIR writes the vitest and Deno suites' JUnit, matching their counts", () => {
+  it("npm test -- --junit DIR writes the vitest and Deno suites' JUnit, matching their counts", async () => {
     const dir = join(temp, "npm-test");
-    const r = spawnSync(process.execPath, [join(root, "dist/scripts/test-all.js"), "--no-scenarios", "--junit", dir, "test/proc/stat.test.ts"], {
-      cwd: root, encoding: "utf8", timeout: 300_000, env: { ...process.env, OUTLIVE_BUILT: "1" },
+    const r = await runToEnd(process.execPath, [join(root, "dist/scripts/test-all.js"), "--no-scenarios", "--junit", dir, "test/proc/stat.test.ts"], {
+      cwd: root, timeoutMs: 300_000, env: { ...process.env, OUTLIVE_BUILT: "1" },
     });
     // Whatever the suites' verdicts (another area's failing test must not hide this one), every test they ran is in the XML.
     expect(r.stdout).toMatch(/^\d+ passed, \d+ failed, \d+ skipped$/m);

@@ -1,10 +1,10 @@
-import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { transformSync } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Fence, markdownFiles, readDoc, ROOT, RUN_MARKER } from "../support/markdown.ts";
+import { runToEnd } from "../support/run-to-end.ts";
 
 /*
  * The examples in the docs run. A fenced block with `<!-- run -->` on the line
@@ -62,25 +62,25 @@ function environment(storage: string): NodeJS.ProcessEnv {
   return env;
 }
 
-function runExample(fence: Fence, storage: string): { status: number | null; out: string } {
+async function runExample(fence: Fence, storage: string): Promise<{ status: number | null; out: string }> {
   const env = environment(storage);
   if (fence.lang === "ts") {
     const file = join(project, `example-${++serial}.mjs`);
     writeFileSync(file, transformSync(fence.body, { loader: "ts", format: "esm", target: "node20" }).code);
-    const r = spawnSync(process.execPath, [file], { cwd: project, env, encoding: "utf8", timeout: 60_000 });
+    const r = await runToEnd(process.execPath, [file], { cwd: project, env, timeoutMs: 60_000 });
     return { status: r.status, out: `${r.stdout}${r.stderr}${r.error ? String(r.error) : ""}` };
   }
   const dir = join(temp, `sh-${++serial}`);
   mkdirSync(dir);
-  const r = spawnSync("bash", ["-euo", "pipefail", "-c", fence.body], { cwd: dir, env, encoding: "utf8", timeout: 60_000 });
+  const r = await runToEnd("bash", ["-euo", "pipefail", "-c", fence.body], { cwd: dir, env, timeoutMs: 60_000 });
   return { status: r.status, out: `${r.stdout}${r.stderr}${r.error ? String(r.error) : ""}` };
 }
 
 /** The tasks an example left live in its storage (none is the promise), then all of them stopped. */
-function leftLive(storage: string): string[] {
-  const ps = spawnSync(process.execPath, [BIN, "ps", "--json", "--storage", storage], { encoding: "utf8", timeout: 60_000 });
+async function leftLive(storage: string): Promise<string[]> {
+  const ps = await runToEnd(process.execPath, [BIN, "ps", "--json", "--storage", storage], { timeoutMs: 60_000 });
   const live = ps.status === 0 ? (JSON.parse(ps.stdout).tasks as { id: string; state: string }[]).filter((t) => ["starting", "running", "killing"].includes(t.state)).map((t) => `${t.id} ${t.state}`) : [];
-  spawnSync(process.execPath, [BIN, "stop-all", "--storage", storage], { encoding: "utf8", timeout: 60_000 });
+  await runToEnd(process.execPath, [BIN, "stop-all", "--storage", storage], { timeoutMs: 60_000 });
   return live;
 }
 
@@ -104,10 +104,10 @@ describe("the docs' runnable examples", () => {
     }
   });
 
-  it.each(examples)("$name runs, ends by itself, exits 0 and leaves nothing live", ({ fence }) => {
+  it.each(examples)("$name runs, ends by itself, exits 0 and leaves nothing live", async ({ fence }) => {
     const storage = join(temp, `storage-${++serial}`);
-    const r = runExample(fence, storage);
-    const live = leftLive(storage);
+    const r = await runExample(fence, storage);
+    const live = await leftLive(storage);
     expect(r.out && r.status !== 0 ? r.out : "").toBe("");
     expect(r.status).toBe(0);
     expect(live).toEqual([]);
