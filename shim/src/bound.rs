@@ -238,8 +238,10 @@ fn write_new(path: &CString, data: &[u8]) -> io::Result<()> {
 
 /// An inotify instance on both files, or None (no instance or watch left: the caller polls instead).
 fn watch_files(streams: &[Stream; 2]) -> Option<Fd> {
+    // SAFETY: integers only.
     let fd = Fd::own(unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) }).ok()?;
     for s in streams.iter().filter(|s| s.file.is_some()) {
+        // SAFETY: `s.path` is a NUL-terminated string that outlives the call; the kernel copies it.
         let wd = unsafe {
             libc::inotify_add_watch(
                 fd.raw(),

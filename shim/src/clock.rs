@@ -15,6 +15,7 @@ pub fn now() -> Duration {
         tv_nsec: 0,
     };
     // CLOCK_BOOTTIME exists on every kernel this runs on (2.6.39 and later); it cannot fail here.
+    // SAFETY: `ts` is a live timespec the kernel fills.
     unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
@@ -25,6 +26,7 @@ pub fn epoch_ms() -> u64 {
         tv_sec: 0,
         tv_nsec: 0,
     };
+    // SAFETY: `ts` is a live timespec the kernel fills.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
@@ -37,6 +39,7 @@ pub struct Timer {
 
 impl Timer {
     pub fn new() -> io::Result<Timer> {
+        // SAFETY: integers only.
         let fd = Fd::own(unsafe {
             libc::timerfd_create(libc::CLOCK_BOOTTIME, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
         })?;
@@ -89,6 +92,8 @@ impl Timer {
                 tv_nsec: value.subsec_nanos() as libc::c_long,
             },
         };
+        // SAFETY: `spec` is a live itimerspec the kernel reads during the call; a null old value is allowed.
+        // It cannot fail on the shim's own timerfd with a value in range (a Duration's nanoseconds are < 1e9).
         unsafe { libc::timerfd_settime(self.fd.raw(), flags, &spec, std::ptr::null_mut()) };
         self.armed = !value.is_zero();
     }

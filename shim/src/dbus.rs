@@ -21,6 +21,7 @@ pub fn system_state(bus: &[u8], within: Duration) -> Result<Vec<u8>, String> {
         until,
         buf: Vec::new(),
     };
+    // SAFETY: no arguments; getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     let hex: String = uid
         .to_string()

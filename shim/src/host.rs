@@ -86,7 +86,7 @@ pub fn ask(bus: Option<&[u8]>) -> Option<Asking> {
         b"systemctl".to_vec(),
         b"is-system-running".to_vec(),
     ]));
-    let argv = program.pointers();
+    let argv = program.argv();
     let (answer, out) = match sys::pipe() {
         Ok(p) => p,
         Err(_) => return None,

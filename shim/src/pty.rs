@@ -43,6 +43,7 @@ impl Slave {
     pub fn enter(&self) -> Result<(), String> {
         sys::setsid().map_err(|e| format!("setsid: {}", sys::why(&e)))?;
         let fd = self.fd.raw();
+        // SAFETY: TIOCSCTTY takes an integer argument (0: do not steal a terminal another session holds).
         if unsafe { libc::ioctl(fd, libc::TIOCSCTTY, 0) } < 0 {
             return Err(format!(
                 "TIOCSCTTY: {}",
@@ -55,6 +56,7 @@ impl Slave {
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
+        // SAFETY: TIOCSWINSZ reads a `winsize`, and `size` is a live one.
         if unsafe { libc::ioctl(fd, libc::TIOCSWINSZ, &size) } < 0 {
             return Err(format!(
                 "TIOCSWINSZ: {}",
@@ -90,17 +92,23 @@ pub struct Terminal {
 
 /// The terminal and its FIFO; Err says what could not be made.
 pub fn open(p: &settings::Pty) -> Result<Terminal, String> {
+    // SAFETY: integers only.
     let master = Fd::own(unsafe {
         libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK)
     })
     .map_err(|e| format!("posix_openpt: {}", sys::why(&e)))?;
-    if unsafe { libc::grantpt(master.raw()) } < 0 || unsafe { libc::unlockpt(master.raw()) } < 0 {
+    // SAFETY: integers only (grantpt and unlockpt take the master's descriptor).
+    let granted = unsafe { libc::grantpt(master.raw()) } >= 0;
+    // SAFETY: as above.
+    if !granted || unsafe { libc::unlockpt(master.raw()) } < 0 {
         return Err(format!(
             "grantpt/unlockpt: {}",
             sys::why(&std::io::Error::last_os_error())
         ));
     }
     let mut name = [0 as libc::c_char; 64];
+    // SAFETY: `name` is a live buffer of the length passed; ptsname_r writes at most that many bytes, its
+    // NUL included, or fails with ERANGE.
     let r = unsafe { libc::ptsname_r(master.raw(), name.as_mut_ptr(), name.len()) };
     if r != 0 {
         return Err(format!("ptsname: {}", sys::strerror(r)));

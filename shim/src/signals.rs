@@ -20,9 +20,12 @@ const FAULTS: [libc::c_int; 7] = [
 ];
 
 fn blocked_set() -> libc::sigset_t {
+    // SAFETY: `sigset_t` is plain data; all-zero bytes are a valid (empty) set.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a live sigset_t.
     unsafe { libc::sigfillset(&mut set) };
     for sig in FAULTS {
+        // SAFETY: `set` is a live sigset_t and `sig` a valid signal number.
         unsafe { libc::sigdelset(&mut set, sig) };
     }
     set
@@ -31,6 +34,8 @@ fn blocked_set() -> libc::sigset_t {
 /// Blocks every signal the shim may be sent. First thing in main.
 pub fn block_all() {
     let set = blocked_set();
+    // SAFETY: `set` is a live sigset_t the kernel reads; a null old set is allowed. Single-threaded, so the
+    // process mask (sigprocmask, not pthread_sigmask) is the only one.
     unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
 }
 
@@ -38,6 +43,8 @@ pub fn block_all() {
 /// and nothing blocked, as a fresh process has it (dispositions and the mask
 /// survive exec; the shim's parent may have ignored some).
 pub fn reset_for_exec() {
+    // SAFETY: `sigaction` is plain data; all-zero bytes are a valid value (no flags, an empty mask, handler 0),
+    // and SIG_DFL is then set as its handler.
     let mut dfl: libc::sigaction = unsafe { std::mem::zeroed() };
     dfl.sa_sigaction = libc::SIG_DFL;
     for sig in 1..65 {
@@ -45,10 +52,15 @@ pub fn reset_for_exec() {
             continue;
         }
         // glibc refuses its own two (32 and 33); nothing to reset there.
+        // SAFETY: `dfl` is a live sigaction with no handler function, so no code of the shim's can be called
+        // from a signal; a null old action is allowed.
         unsafe { libc::sigaction(sig, &dfl, std::ptr::null_mut()) };
     }
+    // SAFETY: as in blocked_set.
     let mut none: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `none` is a live sigset_t.
     unsafe { libc::sigemptyset(&mut none) };
+    // SAFETY: `none` is a live sigset_t the kernel reads; a null old set is allowed.
     unsafe { libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) };
 }
 
@@ -66,6 +78,7 @@ pub struct Received {
 impl Signals {
     pub fn open() -> io::Result<Signals> {
         let set = blocked_set();
+        // SAFETY: `set` is a live sigset_t the kernel copies; -1 asks for a new descriptor.
         let fd =
             Fd::own(unsafe { libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) })?;
         Ok(Signals { fd })

@@ -10,7 +10,6 @@ use crate::signals;
 use crate::sys;
 use std::ffi::{CString, OsString};
 use std::io;
-use std::os::raw::c_char;
 use std::os::unix::ffi::OsStringExt;
 
 /// What runs, as exec will be handed it.
@@ -39,13 +38,9 @@ impl Program {
         }
     }
 
-    /// The argv as exec takes it (ending in a null pointer); valid while the Program lives.
-    pub fn pointers(&self) -> Vec<*const c_char> {
-        self.argv
-            .iter()
-            .map(|a| a.as_ptr())
-            .chain(std::iter::once(std::ptr::null()))
-            .collect()
+    /// The argv as exec takes it; it cannot outlive the Program.
+    pub fn argv(&self) -> sys::Argv<'_> {
+        sys::Argv::new(self.argv.iter().map(|a| a.as_c_str()))
     }
 }
 
@@ -80,7 +75,7 @@ pub struct Start<'a> {
 /// Forks the command; returns its pid.
 pub fn start(s: &Start) -> io::Result<libc::pid_t> {
     // Made before the fork, so the child only has to hand them to exec.
-    let argv = s.program.pointers();
+    let argv = s.program.argv();
     let pid = sys::fork()?;
     if pid == 0 {
         child(s, &argv);
@@ -88,7 +83,7 @@ pub fn start(s: &Start) -> io::Result<libc::pid_t> {
     Ok(pid)
 }
 
-fn child(s: &Start, argv: &[*const c_char]) -> ! {
+fn child(s: &Start, argv: &sys::Argv) -> ! {
     signals::reset_for_exec();
     if let Some(terminal) = s.terminal {
         if let Err(why) = terminal.enter() {
@@ -110,7 +105,7 @@ fn child(s: &Start, argv: &[*const c_char]) -> ! {
 }
 
 /// Becomes the program, or says why not on fd 2 and exits 127 (not found) or 126.
-pub fn exec(p: &Program, argv: &[*const c_char]) -> ! {
+pub fn exec(p: &Program, argv: &sys::Argv) -> ! {
     let mut denied = false;
     let mut failed = None;
     for path in &p.candidates {
@@ -118,8 +113,12 @@ pub fn exec(p: &Program, argv: &[*const c_char]) -> ! {
             libc::ENOEXEC => {
                 // As execvp does: a file with no `#!` line is a script for /bin/sh.
                 let sh = sys::cstring(b"/bin/sh");
-                let mut again = vec![sh.as_ptr(), path.as_ptr()];
-                again.extend_from_slice(&argv[1..]);
+                let words = [sh.as_c_str(), path.as_c_str()];
+                let again = sys::Argv::new(
+                    words
+                        .into_iter()
+                        .chain(p.argv[1..].iter().map(|a| a.as_c_str())),
+                );
                 failed = Some(sys::execve(&sh, &again));
                 break;
             }
