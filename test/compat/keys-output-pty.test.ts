@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { groupHasAnyMember } from "../support/group.ts";
+import { unfinishedGroupMembers } from "../support/group.ts";
 import { PREVIOUS_RELEASE } from "../support/previous-release.ts";
 import type { Release } from "../support/release-process.ts";
 import { programOf } from "../support/storage-processes.ts";
@@ -45,7 +45,8 @@ describe("a key's live task, superseded by the other release's run under the sam
     expect(tasks["gen-1"]).toMatchObject({ state: "killed", key: "k", generation: 1 });
     expect(tasks["gen-1"].reason).toContain("superseded by generation 2");
     expect(tasks["gen-2"]).toMatchObject({ key: "k", generation: 2 });
-    await waitFor("gen-1's process group to be empty", () => !groupHasAnyMember(pgid));
+    // Ended, a zombie handed to PID 1 aside (one that reaps nothing keeps it in the group).
+    await waitFor("gen-1's process group to be empty", () => unfinishedGroupMembers(pgid).length === 0);
     // And the first release, reading the key again, goes on from the other's generation.
     expect((await t.cliOk(first, ["run", ...s.flags, "--id", "gen-3", "--key", "k", "--", "sh", "-c", "exit 0"])).trim()).toBe("gen-3");
     expect((await t.psAll(first, s))["gen-3"]).toMatchObject({ key: "k", generation: 3 });
