@@ -49,18 +49,25 @@ describe("outlive mcp for dev servers", () => {
     }
   });
 
-  it("run_task waitReady says plainly when the server ended first; wait_task until ready is bounded", async () => {
-    const server = await stdioClient(storage, ["--wait-max", "2"], temp.dir);
+  it("run_task waitReady says plainly when the server ended first; wait_task until ready is bounded", { timeout: 180_000 }, async () => {
+    // The clash waits on the second server's exit, under the default bound (50 s): a busy machine may take
+    // more than a few seconds to start python and have it fail to bind.
+    const patient = await stdioClient(storage, [], temp.dir);
     try {
       const port = await freePort();
-      const taken = await callTool(server.client, "run_task", { argv: pythonServer(port), readyPort: port, waitReady: true });
+      const taken = await callTool(patient.client, "run_task", { argv: pythonServer(port), readyPort: port, waitReady: true });
       expect(taken.isError, taken.text).toBe(false);
-      const clash = await callTool(server.client, "run_task", { argv: pythonServer(port), readyPort: port, waitReady: true });
-      expect(clash.isError).toBe(true);
+      const clash = await callTool(patient.client, "run_task", { argv: pythonServer(port), readyPort: port, waitReady: true });
+      expect(clash.isError, clash.text).toBe(true);
       expect(clash.text).toMatch(/^Started task t-[0-9a-f]+, but it is not ready: Task t-[0-9a-f]+ exited before it was ready \(exited with code 1\); last output:/);
       expect(clash.text).toContain("Address already in use");
       expect(clash.data).toMatchObject({ ready: false, task: { state: "exited", exitCode: 1 }, error: { code: "E_NOT_READY" } });
+    } finally {
+      await patient.close();
+    }
 
+    const server = await stdioClient(storage, ["--wait-max", "2"], temp.dir);
+    try {
       const slow = await callTool(server.client, "run_task", { shell: "sleep 60", readyLog: "never", waitReady: true, readyTimeoutSeconds: 120 });
       expect(slow.isError).toBe(false);
       expect(slow.data.ready).toBe(false);

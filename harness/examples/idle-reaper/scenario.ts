@@ -30,7 +30,8 @@ async function steps(ctx: ScenarioContext, ask: string[]): Promise<void> {
   await ctx.waitFor("the dev server's pid", () => existsSync(devPidFile) && readFileSync(devPidFile, "utf8").trim() !== "");
   const devPid = Number(readFileSync(devPidFile, "utf8"));
   ctx.fact("pids", { harness: harnessPid, devServer: devPid });
-  const said = await d.foreign.waitForLine(/^(retired|kept) /, 20_000);
+  // Bounded for a reaper that never decides; it decides after 2 idle seconds and one census.
+  const said = await d.foreign.waitForLine(/^(retired|kept) /, 60_000);
   ctx.mark("reaper", said);
   await ctx.sleep(500);
   ctx.check("the idle harness is kept while its dev server runs", said.startsWith("kept") && ctx.alive(harnessPid), said);

@@ -109,7 +109,7 @@ export class ForeignModule {
 
   private async waitReady(): Promise<void> {
     const ready = this.spec.ready ?? { none: true };
-    const timeoutMs = this.spec.readyTimeoutMs ?? 20_000;
+    const timeoutMs = this.spec.readyTimeoutMs ?? 60_000;
     const name = JSON.stringify(this.spec.argv[0]);
     let gone = false;
     void this.exited.then(() => (gone = true));

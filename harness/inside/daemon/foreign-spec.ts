@@ -39,7 +39,10 @@ export interface ForeignModuleSpec {
    * a connection, or `none` (up once spawned). Default `{ none: true }`.
    */
   ready?: { stdout: string | RegExp } | { file: string } | { socket: string } | { none: true };
-  /** Bound on the wait for ready. Default 20 000 ms. */
+  /**
+   * Bound on the wait for ready. Default 60 000 ms: only a module that never comes up meets it, and a busy
+   * machine (a CI runner beside other jobs) took over 20 s to start a shell script's first child in a container.
+   */
   readyTimeoutMs?: number;
   /**
    * How the daemon tells it to drain before a restart or stop: a line on its
