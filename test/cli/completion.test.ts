@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { allFlags, COMPLETION } from "../../scripts/cli/completion-words";
-import { outliveCli, tempDir } from "../support/cli";
+import { outliveCli, outliveCliAwaited, tempDir } from "../support/cli";
 
 const temp = tempDir("outlive-completion-");
 afterAll(() => temp.remove());
@@ -45,24 +45,24 @@ describe("outlive completion", () => {
     expect(r.err.trim()).toBe('outlive completion: completion takes one shell: bash, zsh, fish, got "tcsh"');
   });
 
-  it("completes only flags each command accepts", () => {
+  it("completes only flags each command accepts", async () => {
     for (const [name, command] of Object.entries(COMPLETION)) {
       const subs = name === "completion" ? [null] : command.subcommands ?? [null];
       for (const sub of subs) {
         const flags = [...command.flags, ...(sub ? command.subcommandFlags?.[sub] ?? [] : [])];
         const args = flags.flatMap((f) => [`--${f.name}`, ...(f.value === undefined ? [] : [Array.isArray(f.value) ? f.value[0] : f.value === "dir" ? "/tmp" : "x"])]);
         // The flags are parsed before --help is obeyed: an unknown one is a usage error (exit 2).
-        const r = outliveCli([name, ...(sub ? [sub] : []), ...args.filter((a) => a !== "--help"), "--help"]);
+        const r = await outliveCliAwaited([name, ...(sub ? [sub] : []), ...args.filter((a) => a !== "--help"), "--help"]);
         expect(r.code, `${name} ${sub ?? ""}: ${r.err}`).toBe(0);
       }
     }
   });
 
-  it("completes every flag each command's --help names", () => {
+  it("completes every flag each command's --help names", async () => {
     // Named in a help but not completed on purpose: a deprecated alias, and a flag of the agent's own command line.
     const notCompleted: Record<string, string[]> = { agent: ["--harness", "--mcp-config"] };
     for (const [name, command] of Object.entries(COMPLETION)) {
-      const text = outliveCli([name, "--help"]).out;
+      const text = (await outliveCliAwaited([name, "--help"])).out;
       const named = new Set([...text.matchAll(/(?:^|[\s,[|(])(--[a-z][a-z-]*)/g)].map((m) => m[1]));
       const completed = new Set(allFlags(command).map((f) => `--${f.name}`));
       for (const flag of named) if (!notCompleted[name]?.includes(flag)) expect(completed.has(flag), `${name} ${flag}`).toBe(true);

@@ -2,6 +2,7 @@ import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runToEnd } from "./run-to-end.ts";
 
 /** The built CLI, run as a user runs it: its own node process, the default shell's environment. */
 export const CLI = join(__dirname, "..", "..", "dist", "scripts", "outlive.js");
@@ -16,6 +17,15 @@ export interface CliResult {
 export function outliveCli(args: string[], env: NodeJS.ProcessEnv = process.env): CliResult {
   // `--` as the installed command's `#!/usr/bin/env -S node --` has it: Node 20 would take a task's `--env-file` as its own.
   const r = spawnSync(process.execPath, ["--", CLI, ...args], { encoding: "utf8", timeout: 60_000, env });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/**
+ * outliveCli without blocking the test's worker: for a test that runs the CLI many times over, whose calls
+ * together may block it past vitest's 60 s RPC bound on a busy machine (see run-to-end.ts).
+ */
+export async function outliveCliAwaited(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
+  const r = await runToEnd(process.execPath, ["--", CLI, ...args], { timeoutMs: 60_000, env });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
