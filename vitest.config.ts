@@ -9,5 +9,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     globalSetup: ["test/support/build.ts"],
+    // Names a test that blocks its worker long enough to risk vitest's RPC timeout.
+    setupFiles: ["test/support/blocked-worker.ts"],
   },
 });
