@@ -156,11 +156,12 @@ describe("a program that cannot run is refused at run", () => {
 });
 
 describe("the wrapper never writes into the task's output", () => {
-  it("leaves no `Terminated` in a killed task's stdout, stderr or outputTail", () => {
+  // Awaited: six CLI runs in one body blocked the worker 34 s under load (test/support/run-to-end.ts).
+  it("leaves no `Terminated` in a killed task's stdout, stderr or outputTail", async () => {
     const storage = fresh();
     for (const [id, args] of [["argv", ["--", "sleep", "600"]], ["timed", ["--timeout", "600", "--", "sleep", "600"]], ["shell", ["--shell", "sleep 600"]]] as const) {
-      expect(outlive(storage, "run", "--id", id, ...args).code, id).toBe(0);
-      const killed = outlive(storage, "kill", id, "--json");
+      expect((await outliveAsync(storage, "run", "--id", id, ...args)).code, id).toBe(0);
+      const killed = await outliveAsync(storage, "kill", id, "--json");
       expect(JSON.parse(killed.out).task, id).toMatchObject({ state: "killed", exitCode: 143 });
       const r = record(storage, id);
       expect(readFileSync(join(storage, "tasks", id, "io", "stdout"), "utf8"), id).toBe("");
