@@ -33,6 +33,8 @@ export class ReadyWatches {
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly listeners = new Set<(record: TaskRecord) => void>();
   private readonly marking = new Set<Promise<unknown>>();
+  /** The tasks whose readiness is being recorded: held already, its write not yet landed. */
+  private readonly recording = new Map<string, Promise<TaskRecord | null>>();
   private closed = false;
 
   constructor(private readonly o: ReadyWatchesOptions) {}
@@ -67,6 +69,9 @@ export class ReadyWatches {
     const record = this.o.get(id);
     if (!record) return Promise.reject(new OutliveError("E_NO_TASK", `No task ${JSON.stringify(id)}`));
     if (!record.ready) return Promise.reject(noReadiness(id));
+    // Held but not yet on disk: the answer waits for its write, so a reader of the record after it sees it too.
+    const recording = this.recording.get(id);
+    if (recording) return recording.then(() => this.waitReady(id));
     if (record.readyAt) return Promise.resolve(record);
     if (isTerminal(record.state)) return this.notReady(record, endedFirst(record), record.outputTail?.trim() ? `; last output:\n${record.outputTail.trimEnd()}` : "");
     if (!this.watches.has(id)) return Promise.reject(new OutliveError("E_NO_TASK", `Task ${id}'s readiness is not being watched by this supervisor`));
@@ -112,7 +117,9 @@ export class ReadyWatches {
 
   private async ready(id: string, at: number, source: ReadyAtSource): Promise<void> {
     this.watches.delete(id);
-    const record = await this.o.mark(id, new Date(at), source).catch(() => null);
+    const marked = this.o.mark(id, new Date(at), source).catch(() => null).finally(() => this.recording.delete(id));
+    this.recording.set(id, marked);
+    const record = await marked;
     if (!record?.readyAt) return;
     const set = this.waiters.get(id);
     this.waiters.delete(id);
