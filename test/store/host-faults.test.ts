@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { isRunning, Supervisor } from "../../lib/internal.ts";
+import { runToEnd } from "../support/run-to-end.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const CLI = join(__dirname, "..", "..", "dist", "scripts", "outlive.js");
@@ -16,7 +17,7 @@ if (notRoot) console.log(`host-faults: skipped: ${notRoot}`);
 
 const mounts: string[] = [];
 const pids: number[] = [];
-afterAll(() => {
+afterAll(async () => {
   for (const pid of pids) if (isRunning(pid)) process.kill(-pid, "SIGKILL");
   for (const dir of mounts) {
     spawnSync("umount", [dir]);
@@ -33,8 +34,9 @@ function tmpfs(size: string): string {
   return dir;
 }
 
-function outlive(storage: string, ...args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, args[0], "--storage", storage, ...args.slice(1)], { encoding: "utf8", timeout: 30_000 });
+/** Awaited, within 60 s: one test runs the CLI some fifteen times (see test/support/run-to-end.ts). */
+async function outlive(storage: string, ...args: string[]) {
+  const r = await runToEnd(process.execPath, [CLI, args[0], "--storage", storage, ...args.slice(1)], { timeoutMs: 60_000 });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -64,9 +66,9 @@ function listing(dir: string): string[] {
 const temps = (dir: string) => listing(dir).filter((l) => /\.tmp /.test(l) || /\.supervisor\.lock\./.test(l));
 
 /** `run` and `kill` fail in one line naming the storage and the errno, exit 1, and change nothing; the sleeper runs on. */
-function expectWritesRefused(via: string, errno: string, storage: string, before: string[]): void {
+async function expectWritesRefused(via: string, errno: string, storage: string, before: string[]): Promise<void> {
   for (const args of [["run", "--", "true"], ["kill", "sleeper"]]) {
-    const r = outlive(via, ...args);
+    const r = await outlive(via, ...args);
     expect(r.code).toBe(1);
     expect(r.err.trim().split("\n"), r.err).toHaveLength(1);
     expect(r.err).toContain(via);
@@ -112,13 +114,13 @@ describe.skipIf(notRoot)("a full storage", () => {
   it("the CLI: ps shows the truth on a full disk without writing, run and kill fail in one line, and after space is freed it is stored", async () => {
     const mnt = tmpfs("2m");
     const storage = join(mnt, "s");
-    expect(outlive(storage, "run", "--id", "sleeper", "--", "sleep", "60").code).toBe(0);
+    expect((await outlive(storage, "run", "--id", "sleeper", "--", "sleep", "60")).code).toBe(0);
     pids.push(taskRecord(storage, "sleeper").pid);
     const filler = fill(mnt, "filler", 400);
     // The filler starts writing only once its run has returned: had it ended while that command still held the
     // storage, the command would have stored its end, and nothing would be left for ps to decide unstored.
     const go = join(mkdtempSync(join(tmpdir(), "outlive-fault-go-")), "go");
-    expect(outlive(storage, "run", "--id", "filler", "--shell", `while [ ! -e ${go} ]; do sleep 0.02; done; head -c 4000000 /dev/zero; exit 5`).code).toBe(0);
+    expect((await outlive(storage, "run", "--id", "filler", "--shell", `while [ ! -e ${go} ]; do sleep 0.02; done; head -c 4000000 /dev/zero; exit 5`)).code).toBe(0);
     writeFileSync(go, "");
     await waitFor("the filler's exit code", () => exitCodeWritten(storage, "filler"));
     rmSync(join(go, ".."), { recursive: true, force: true });
@@ -126,11 +128,11 @@ describe.skipIf(notRoot)("a full storage", () => {
     // pages). Take those too, so every command below meets a disk that is full to the last block.
     const rest = fill(mnt, "rest");
     const before = listing(storage);
-    const refused = outlive(storage, "run", "--id", "late", "--", "true");
+    const refused = await outlive(storage, "run", "--id", "late", "--", "true");
     expect(refused.code, refused.err).toBe(1);
     expect(listing(storage)).toEqual(before);
 
-    const ps = outlive(storage, "ps", "--json");
+    const ps = await outlive(storage, "ps", "--json");
     expect(ps.code).toBe(0);
     const view = JSON.parse(ps.out);
     expect(view.notWritable).toMatch(/^ENOSPC/);
@@ -138,24 +140,24 @@ describe.skipIf(notRoot)("a full storage", () => {
     expect(view.tasks.find((t: { id: string }) => t.id === "sleeper")).toMatchObject({ state: "running" });
     expect(view.unstored.map((u: { id: string }) => u.id)).toEqual(["filler"]);
     // --tail counts lines; the filler wrote only NULs, so its last line is all that the disk kept.
-    const logs = outlive(storage, "logs", "filler", "--tail", "1");
+    const logs = await outlive(storage, "logs", "filler", "--tail", "1");
     expect(logs.code).toBe(0);
     expect(logs.out).toMatch(/^\0+$/);
-    const waited = outlive(storage, "wait", "filler", "--json");
+    const waited = await outlive(storage, "wait", "filler", "--json");
     // wait exits with the task's own code.
     expect(waited.code).toBe(5);
     expect(JSON.parse(waited.out)).toMatchObject({ state: "exited", exitCode: 5 });
     expect(listing(storage)).toEqual(before);
     expect(taskRecord(storage, "filler").state).toBe("running");
 
-    expectWritesRefused(storage, "ENOSPC", storage, before);
+    await expectWritesRefused(storage, "ENOSPC", storage, before);
 
     rmSync(filler);
     rmSync(rest);
-    const stored = JSON.parse(outlive(storage, "ps", "--json").out);
+    const stored = JSON.parse((await outlive(storage, "ps", "--json")).out);
     expect(stored).toMatchObject({ notWritable: null, unstored: [] });
     expect(taskRecord(storage, "filler")).toMatchObject({ state: "exited", exitCode: 5 });
-    expect(JSON.parse(outlive(storage, "kill", "sleeper", "--json").out)).toMatchObject({ task: { state: "killed" } });
+    expect(JSON.parse((await outlive(storage, "kill", "sleeper", "--json")).out)).toMatchObject({ task: { state: "killed" } });
     expect(temps(mnt)).toEqual([]);
   });
 
@@ -187,10 +189,10 @@ describe.skipIf(notRoot)("a read-only storage", () => {
   it("ps, logs, wait and probe work; run and kill fail in one line with EROFS; nothing changes; writable again, it is stored", async () => {
     const mnt = tmpfs("8m");
     const storage = join(mnt, "s");
-    expect(outlive(storage, "run", "--id", "sleeper", "--", "sleep", "60").code).toBe(0);
+    expect((await outlive(storage, "run", "--id", "sleeper", "--", "sleep", "60")).code).toBe(0);
     pids.push(taskRecord(storage, "sleeper").pid);
     // It ends after its CLI has gone: no one has stored its end.
-    expect(outlive(storage, "run", "--id", "done", "--shell", "echo hi; sleep 0.5; exit 3").code).toBe(0);
+    expect((await outlive(storage, "run", "--id", "done", "--shell", "echo hi; sleep 0.5; exit 3")).code).toBe(0);
     await waitFor("done's exit code", () => exitCodeWritten(storage, "done"));
     // The storage as a read-only mount: a bind of it remounted ro (a plain remount,ro is refused while the
     // sleeper holds its output open for writing; the bind is read-only all the same).
@@ -200,24 +202,24 @@ describe.skipIf(notRoot)("a read-only storage", () => {
     execFileSync("mount", ["-o", "remount,ro,bind", ro]);
     const roStorage = join(ro, "s");
     const before = listing(storage);
-    const view = JSON.parse(outlive(roStorage, "ps", "--json").out);
+    const view = JSON.parse((await outlive(roStorage, "ps", "--json")).out);
     expect(view.notWritable).toMatch(/^EROFS/);
     expect(view.tasks.find((t: { id: string }) => t.id === "done")).toMatchObject({ state: "exited", exitCode: 3 });
     expect(view.tasks.find((t: { id: string }) => t.id === "sleeper")).toMatchObject({ state: "running" });
     expect(view.unstored).toEqual([expect.objectContaining({ id: "done", state: "exited" })]);
-    expect(outlive(roStorage, "ps").out).toContain("cannot be written, EROFS");
-    expect(outlive(roStorage, "logs", "done").out).toBe("hi\n");
-    expect(JSON.parse(outlive(roStorage, "wait", "done", "--json").out)).toMatchObject({ state: "exited", exitCode: 3 });
+    expect((await outlive(roStorage, "ps")).out).toContain("cannot be written, EROFS");
+    expect((await outlive(roStorage, "logs", "done")).out).toBe("hi\n");
+    expect(JSON.parse((await outlive(roStorage, "wait", "done", "--json")).out)).toMatchObject({ state: "exited", exitCode: 3 });
     for (const args of [["probe", "--json"], ["census", String(process.pid), "--json"]]) {
       expect(spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, OUTLIVE_STORAGE: roStorage } }).status).toBe(0);
     }
-    expectWritesRefused(roStorage, "EROFS", storage, before);
+    await expectWritesRefused(roStorage, "EROFS", storage, before);
     execFileSync("umount", [ro]);
     mounts.shift();
     rmSync(ro, { recursive: true });
-    expect(JSON.parse(outlive(storage, "ps", "--json").out)).toMatchObject({ notWritable: null, unstored: [] });
+    expect(JSON.parse((await outlive(storage, "ps", "--json")).out)).toMatchObject({ notWritable: null, unstored: [] });
     expect(taskRecord(storage, "done")).toMatchObject({ state: "exited", exitCode: 3 });
-    expect(JSON.parse(outlive(storage, "kill", "sleeper", "--json").out)).toMatchObject({ task: { state: "killed" } });
+    expect(JSON.parse((await outlive(storage, "kill", "sleeper", "--json")).out)).toMatchObject({ task: { state: "killed" } });
     expect(existsSync(join(storage, "supervisor.lock"))).toBe(false);
   });
 });
