@@ -23,6 +23,7 @@ import { callTool, gone } from "../mcp/support/servers.ts";
 import { tempDir } from "../support/cli.ts";
 import { maskedArgv, maskingMissing, nodeBinaries } from "../support/node-masked.ts";
 import { ServeChild } from "../support/serve-child.ts";
+import { runToEnd } from "../support/run-to-end.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const BUILT = join(ROOT, "dist", "exe", "outlive");
@@ -54,16 +55,19 @@ function newestSource(): number {
   return newest;
 }
 
-/** Builds dist/exe/outlive unless it is there and newer than its sources; sets notBuilt where it cannot be built. */
-function ensureBuilt(): void {
+/**
+ * Builds dist/exe/outlive unless it is there and newer than its sources; sets notBuilt where it cannot be built.
+ * Awaited: the build took minutes under load, past vitest's 60 s RPC bound (test/support/run-to-end.ts).
+ */
+async function ensureBuilt(): Promise<void> {
   if (existsSync(BUILT) && statSync(BUILT).mtimeMs >= newestSource()) {
     console.log(`test/exe: testing ${BUILT} as built (newer than its sources)`);
     return;
   }
   const started = Date.now();
-  const shim = spawnSync(process.execPath, [join(ROOT, "dist/scripts/build-shim.js")], { cwd: ROOT, encoding: "utf8", timeout: 600_000 });
+  const shim = await runToEnd(process.execPath, [join(ROOT, "dist/scripts/build-shim.js")], { cwd: ROOT, timeoutMs: 600_000 });
   if (shim.status !== 0) throw new Error(`the shim's build failed: ${shim.stderr}`);
-  const r = spawnSync(process.execPath, [join(ROOT, "dist/scripts/build-exe.js")], { cwd: ROOT, encoding: "utf8", timeout: 600_000 });
+  const r = await runToEnd(process.execPath, [join(ROOT, "dist/scripts/build-exe.js")], { cwd: ROOT, timeoutMs: 600_000 });
   if (r.status === 3) {
     notBuilt = r.stderr.trim();
     console.log(`test/exe: skipping: ${notBuilt}`);
@@ -109,9 +113,9 @@ function removeCgroups(mount: string): void {
 
 describe.skipIf(cannotRun !== null)("the single executable, with node masked out of the machine", () => {
   let tmp: ReturnType<typeof tempDir>;
-  beforeAll(() => {
+  beforeAll(async () => {
     tmp = tempDir("outlive-exe-");
-    ensureBuilt();
+    await ensureBuilt();
   }, 900_000);
   afterAll(() => tmp?.remove());
 
@@ -289,7 +293,7 @@ describe.skipIf(rustMissing !== null)("the Rust client against the single execut
   let demo = "";
   beforeAll(async () => {
     tmp = tempDir("outlive-exe-rust-");
-    ensureBuilt();
+    await ensureBuilt();
     if (!notBuilt) demo = (await buildRustClient(join(tmp.dir, "build"))).demo;
   }, 900_000);
   afterAll(() => tmp?.remove());
