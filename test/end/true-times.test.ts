@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { CgroupV2Placement, type TaskRecord } from "../../lib/internal.ts";
+import { liveGroupMembers } from "../../lib/kill/process-group.ts";
 import { outliveCliAwaited } from "../support/cli.ts";
 import { unfinishedGroupMembers } from "../support/group.ts";
 import { cleanupShims, codeOf, shimUnderTest, startShim } from "../support/shim-task.ts";
@@ -197,14 +198,28 @@ describe("true times, the four kinds of end", () => {
     expectTrueStart(t, stamp, spawns);
     expectDuration(t);
 
-    // How late a timer of the kill ladder's poll interval fires on this machine while it looks: its looks come
-    // that much further apart than the interval, so the bracket of two looks is bounded by what is measured here.
-    // The CLI runs without blocking this worker, so the sampler ticks beside it.
-    const ticks: number[] = [];
-    const sampler = setInterval(() => ticks.push(Date.now()), LADDER_POLL_MS);
+    // The two looks that bracket the SIGKILL are a poll interval apart, plus how late that timer fires, plus the
+    // looks themselves: the first is dated before it reads /proc, the second after, and with the leader gone a
+    // look reads all of /proc (a zombie still answers kill(-pgid, 0)). Both are measured here, beside the kill,
+    // on this machine as it is then: a sampler at the ladder's interval, and every fifth tick the same look timed
+    // (its own time kept out of the lateness). The CLI runs without blocking this worker, so the sampler runs.
+    const deafPgid = record(storage, "deaf").pgid!;
+    const late: number[] = [];
+    const looks: number[] = [];
+    let prev = Date.now();
+    const sampler = setInterval(() => {
+      const now = Date.now();
+      late.push(Math.max(0, now - prev - LADDER_POLL_MS));
+      if (late.length % 5 === 0) {
+        liveGroupMembers(deafPgid);
+        looks.push(Date.now() - now);
+      }
+      prev = Date.now();
+    }, LADDER_POLL_MS);
     const killing = await outliveCliAwaited(["kill", "--storage", storage, "deaf", "--grace", "300", "--json"]);
     clearInterval(sampler);
-    const timerLate = Math.max(0, ...ticks.slice(1).map((t, i) => t - ticks[i] - LADDER_POLL_MS));
+    const timerLate = Math.max(0, ...late);
+    const lookMs = Math.max(0, ...looks);
     expect(killing.code, killing.err).toBe(0);
     const killed = JSON.parse(killing.out);
     expect(killed.how).toBe("kill");
@@ -214,9 +229,9 @@ describe("true times, the four kinds of end", () => {
     // Seen alive after the grace, then gone: the two looks bracket the SIGKILL, and the reason says so.
     expect(ms(d.endedAfter)).toBeGreaterThanOrEqual(ms(d.killStartedAt) + 300);
     expect(ms(d.finishedAt) - ms(d.endedAfter)).toBeGreaterThanOrEqual(0);
-    // A look itself (reading /proc) waits its turn for a core too: the slack grows with the run queue.
-    expect(ms(d.finishedAt) - ms(d.endedAfter), `two looks apart (a ${LADDER_POLL_MS} ms timer here fired up to ${timerLate} ms late; load ${loadavg()[0]} on ${cpus().length} cores)`)
-      .toBeLessThanOrEqual(LADDER_POLL_MS + 2 * timerLate + WITHIN_MS * crowding());
+    // And every step waits its turn for a core: the slack grows with the run queue.
+    expect(ms(d.finishedAt) - ms(d.endedAfter), `two looks apart (a ${LADDER_POLL_MS} ms timer here fired up to ${timerLate} ms late, a look took up to ${lookMs} ms; load ${loadavg()[0]} on ${cpus().length} cores)`)
+      .toBeLessThanOrEqual(LADDER_POLL_MS + 2 * timerLate + 2 * lookMs + WITHIN_MS * crowding());
     expect(d.reason).toContain(`ended between ${d.endedAfter} and ${d.finishedAt}`);
     expectTrueStart(d, stamp2, spawns);
     expectDuration(d);
