@@ -1,5 +1,5 @@
 import { inspectPid } from "../proc/identity.ts";
-import { groupExists, liveGroupMembers, signalGroup, waitUntil } from "./process-group.ts";
+import { DEFAULT_POLL_MS, groupExists, liveGroupMembers, signalGroup, waitUntil } from "./process-group.ts";
 
 /** How a kill went: TERM sufficed within the grace, SIGKILL was needed, nothing was left, or the pid was someone else's. */
 export type KillHow = "term" | "kill" | "already-gone" | "pid-reused";
@@ -13,7 +13,7 @@ export interface KillTarget {
 export interface KillLadderOptions {
   /** How long TERM gets before KILL. Default 2000 ms. */
   graceMs?: number;
-  /** How often to look whether the group is gone. Default 20 ms. */
+  /** How often to look whether the group is gone. Default 20 ms (`DEFAULT_POLL_MS`). */
   pollMs?: number;
   /** How long to wait for the group to vanish after SIGKILL. Default 5000 ms. */
   killWaitMs?: number;
@@ -54,7 +54,7 @@ export interface KillLadderOptions {
  */
 export async function killLadder(target: KillTarget, options: KillLadderOptions = {}): Promise<KillHow> {
   const graceMs = options.graceMs ?? 2000;
-  const pollMs = options.pollMs ?? 20;
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
   const live = inspectPid(target.pid);
   if (live && live.startTime !== target.startTime) {
     // The pid was reused. Only the placement's cgroup (named by the task, not by pid) may still be ended.

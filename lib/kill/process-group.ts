@@ -73,6 +73,9 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
+/** How often a kill looks whether a signalled group is gone, unless told otherwise (`KillLadderOptions.pollMs`). */
+export const DEFAULT_POLL_MS = 20;
+
 /**
  * Resolves true as soon as `gone()` says so, checking every `pollMs`;
  * false once `timeoutMs` passed. A fast poll rather than a fixed sleep, so a
@@ -81,7 +84,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
 export async function waitUntil(
   gone: () => boolean | Promise<boolean>,
   timeoutMs: number,
-  pollMs = 20,
+  pollMs = DEFAULT_POLL_MS,
   signal?: AbortSignal,
 ): Promise<boolean> {
   const end = Date.now() + timeoutMs;
