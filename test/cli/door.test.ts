@@ -1,10 +1,11 @@
-import { execFile, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { waitUntil } from "../../lib/kill/process-group.ts";
+import { outliveIn } from "../support/cli.ts";
 import { defaultProgram } from "../support/task-program.ts";
 
 // Issue 21: the user's process, not the wrapper; the wrapper never writes into the task's output;
@@ -36,14 +37,6 @@ function outliveWith(env: Record<string, string>, storage: string | null, comman
   const argv = storage === null ? [CLI, command, ...args] : [CLI, command, "--storage", storage, ...args];
   const r = spawnSync(process.execPath, argv, { encoding: "utf8", timeout: 30_000, env: { ...process.env, ...env } });
   return { code: r.status, out: r.stdout, err: r.stderr };
-}
-
-/** The same, without blocking this process: a holder in it must answer meanwhile. */
-function outliveAsync(storage: string, command: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, command, "--storage", storage, ...args], { timeout: 30_000 }, (error, out, err) =>
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, out, err }));
-  });
 }
 
 function record(storage: string, id: string) {
@@ -143,12 +136,12 @@ describe("a program that cannot run is refused at run", () => {
       module.child.kill("SIGKILL");
       await module.exited;
     });
-    const ran = await outliveAsync(storage, "run", "--id", "held", "--", "holders-tool");
+    const ran = await outliveIn(storage, "run", "--id", "held", "--", "holders-tool");
     expect(ran).toMatchObject({ code: 0, out: "held\n" });
-    const waited = await outliveAsync(storage, "wait", "held");
+    const waited = await outliveIn(storage, "wait", "held");
     expect(waited, JSON.stringify(waited)).toMatchObject({ code: 0 });
-    expect((await outliveAsync(storage, "logs", "held")).out).toBe("from the holder PATH\n");
-    const refused = await outliveAsync(storage, "run", "--", "/no/such/binary");
+    expect((await outliveIn(storage, "logs", "held")).out).toBe("from the holder PATH\n");
+    const refused = await outliveIn(storage, "run", "--", "/no/such/binary");
     expect(refused.code).toBe(127);
     expect(refused.err).toContain("E_NOT_FOUND");
     expect(taskDirs(storage)).toEqual(["held"]);
@@ -160,8 +153,8 @@ describe("the wrapper never writes into the task's output", () => {
   it("leaves no `Terminated` in a killed task's stdout, stderr or outputTail", async () => {
     const storage = fresh();
     for (const [id, args] of [["argv", ["--", "sleep", "600"]], ["timed", ["--timeout", "600", "--", "sleep", "600"]], ["shell", ["--shell", "sleep 600"]]] as const) {
-      expect((await outliveAsync(storage, "run", "--id", id, ...args)).code, id).toBe(0);
-      const killed = await outliveAsync(storage, "kill", id, "--json");
+      expect((await outliveIn(storage, "run", "--id", id, ...args)).code, id).toBe(0);
+      const killed = await outliveIn(storage, "kill", id, "--json");
       expect(JSON.parse(killed.out).task, id).toMatchObject({ state: "killed", exitCode: 143 });
       const r = record(storage, id);
       expect(readFileSync(join(storage, "tasks", id, "io", "stdout"), "utf8"), id).toBe("");

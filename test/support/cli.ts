@@ -1,4 +1,4 @@
-import { execFile, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,9 +40,6 @@ export function tempDir(prefix: string): { dir: string; remove: () => void } {
  * storage named before any `--`), without blocking this process: a supervisor this test runs in
  * process may have to answer the CLI through its control channel meanwhile.
  */
-export function outliveIn(storage: string, command: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ["--", CLI, command, "--storage", storage, ...args], { timeout: 60_000 }, (error, out, err) =>
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, out, err }));
-  });
+export function outliveIn(storage: string, command: string, ...args: string[]): Promise<CliResult> {
+  return outliveCliAwaited([command, "--storage", storage, ...args]);
 }
