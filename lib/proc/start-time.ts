@@ -29,9 +29,21 @@ export function processStartedAt(startTime: string, procRoot = "/proc"): Date | 
 }
 
 /**
+ * How far apart, in ms, the two clock reads around a read of `/proc/uptime`
+ * may be for the boot moment to be taken from it, and how many reads to try
+ * for that. The read may wait for a core between the two on a busy machine
+ * (100 ms and more): a boot moment taken from such a read would stand that
+ * much late, and every start time dated from it too.
+ */
+const BRACKET_MS = 2;
+const BRACKET_TRIES = 20;
+
+/**
  * When this boot began, as wall-clock time (now minus `/proc/uptime`, to
  * 10 ms); null when that cannot be read. A task of an earlier boot ended
- * before it.
+ * before it. The uptime is read between two clock reads, again while those
+ * are more than BRACKET_MS apart (up to BRACKET_TRIES times, keeping the
+ * closest pair), so a wait for a core mid-read does not move the answer.
  *
  * @example
  * ```ts
@@ -40,11 +52,18 @@ export function processStartedAt(startTime: string, procRoot = "/proc"): Date | 
  * ```
  */
 export function bootedAt(procRoot = "/proc"): Date | null {
-  let uptime: number;
-  try {
-    uptime = Number(readFileSync(`${procRoot}/uptime`, "latin1").split(" ")[0]);
-  } catch {
-    return null;
+  let best: { boot: number; apart: number } | null = null;
+  for (let i = 0; i < BRACKET_TRIES && !(best && best.apart <= BRACKET_MS); i++) {
+    const before = Date.now();
+    let uptime: number;
+    try {
+      uptime = Number(readFileSync(`${procRoot}/uptime`, "latin1").split(" ")[0]);
+    } catch {
+      return null;
+    }
+    if (!Number.isFinite(uptime)) return null;
+    const after = Date.now();
+    if (!best || after - before < best.apart) best = { boot: (before + after) / 2 - uptime * 1000, apart: after - before };
   }
-  return Number.isFinite(uptime) ? new Date(Math.round(Date.now() - uptime * 1000)) : null;
+  return new Date(Math.round(best!.boot));
 }
