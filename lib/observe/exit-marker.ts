@@ -42,7 +42,6 @@ export async function readExitMarker(path: string): Promise<ExitMarker> {
  * spawn, and a time taken before the read could be the placeholder's while the text read is already the code,
  * dating the end at the start (seen under load: an end dated 545 ms early).
  */
-
 export function readExitMarkerNow(path: string): ExitMarker {
   let fd: number;
   try {

@@ -8,10 +8,17 @@ import { readFileSync } from "node:fs";
 const TICKS_PER_SECOND = 100;
 
 /**
+ * How far `processStartedAt`'s answer may stand from the true start: two
+ * clock ticks (20 ms), one for the start counted in ticks and one for the
+ * boot moment read from `/proc/uptime` to 10 ms.
+ */
+export const START_TIME_PRECISION_MS = (2 * 1000) / TICKS_PER_SECOND;
+
+/**
  * When a process started, as wall-clock time: its start time (field 22 of
  * `/proc/<pid>/stat`, clock ticks since boot) added to the moment of boot,
  * which is now minus `/proc/uptime` (both count from the same boot clock).
- * Both are cut to 10 ms, so the answer is within about 20 ms of the truth.
+ * Both are cut to 10 ms, so the answer is within START_TIME_PRECISION_MS of the truth.
  * Null when `/proc/uptime` cannot be read or `startTime` is not a tick count.
  *
  * @example

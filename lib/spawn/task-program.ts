@@ -1,4 +1,5 @@
 import { TRIM_SCRIPT } from "../output/trim-loop.ts";
+import { START_TIME_PRECISION_MS } from "../proc/start-time.ts";
 import { holderCommand, ptyPaths } from "../pty/holder.ts";
 import type { TaskPaths } from "../store/layout.ts";
 import type { TaskRecord } from "../store/record/record.ts";
@@ -9,11 +10,11 @@ import { wrapperArgv } from "./wrapper.ts";
  * What the shim's deadline gets beyond the task's timeout: the record's
  * `startedAt` is the kernel's start time, read in clock ticks (10 ms) against
  * a boot time read from `/proc/uptime` (also 10 ms), so it may stand up to two
- * ticks after the moment the shim starts counting; a deadline counted from
- * there is never seen early against it. (The wrapper, counting centiseconds
- * of /proc/uptime, added one.)
+ * ticks (START_TIME_PRECISION_MS) after the moment the shim starts counting; a
+ * deadline counted from there is never seen early against it. (The wrapper,
+ * counting centiseconds of /proc/uptime, added one.)
  */
-export const DEADLINE_SLACK_MS = 20;
+export const DEADLINE_SLACK_MS = START_TIME_PRECISION_MS;
 
 /** The shim's own name: its `argv[0]`, what `ps` shows before the task's id. */
 export const SHIM_NAME = "outlive-shim";

@@ -7,7 +7,7 @@ import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { CgroupV2Placement, type TaskRecord } from "../../lib/internal.ts";
 import { DEFAULT_POLL_MS, liveGroupMembers } from "../../lib/kill/process-group.ts";
 import { parseProcStat } from "../../lib/proc/stat.ts";
-import { processStartedAt } from "../../lib/proc/start-time.ts";
+import { processStartedAt, START_TIME_PRECISION_MS } from "../../lib/proc/start-time.ts";
 import { outliveCliAwaited } from "../support/cli.ts";
 import { unfinishedGroupMembers } from "../support/group.ts";
 import { cleanupShims, codeOf, shimUnderTest, startShim } from "../support/shim-task.ts";
@@ -145,16 +145,13 @@ const ms = (iso: string | null | undefined) => Date.parse(iso!);
  */
 const stamped = (file: string, rest: string) => `read l < /proc/$PPID/stat; echo "$l" > ${file}.parent; date +%s%3N > ${file}; ${rest}`;
 
-/** Two clock ticks: the kernel counts a start in 10 ms ticks, and the boot moment it is counted from is read to 10 ms. */
-const TICKS_2 = 20;
-
 /** startedAt is the kernel's start of the task's first process, and so comes before the command inside it began. */
 function expectTrueStart(r: TaskRecord, stampFile: string) {
   const parent = parseProcStat(readFileSync(`${stampFile}.parent`, "utf8").trim());
   expect(parent?.pid, "the command's parent is the task's first process").toBe(r.pid);
   const kernelStart = processStartedAt(parent!.startTime)!.getTime();
   const startedAt = ms(r.startedAt);
-  expect(Math.abs(startedAt - kernelStart), `startedAt ${r.startedAt} vs the kernel's start of pid ${r.pid}, ${new Date(kernelStart).toISOString()}`).toBeLessThanOrEqual(TICKS_2);
+  expect(Math.abs(startedAt - kernelStart), `startedAt ${r.startedAt} vs the kernel's start of pid ${r.pid}, ${new Date(kernelStart).toISOString()}`).toBeLessThanOrEqual(START_TIME_PRECISION_MS);
   expect(startedAt, "startedAt vs the command's own first moment").toBeLessThanOrEqual(Number(readFileSync(stampFile, "utf8")) + 10);
   expect(startedAt).toBeGreaterThanOrEqual(ms(r.createdAt) - 10);
 }

@@ -3,14 +3,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { bootedAt, processStartedAt } from "../../lib/proc/start-time.ts";
+import { bootedAt, processStartedAt, START_TIME_PRECISION_MS } from "../../lib/proc/start-time.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
 
 // A process's start as wall-clock time, from the kernel's tick count and the boot moment. Checked on real
 // processes against the clock read around their spawn, which holds however busy the machine is: the kernel
 // starts the child between the two reads. The answer may stand two ticks off (the start counted in 10 ms
-// ticks, the boot moment read to 10 ms).
-const TICKS_2 = 20;
+// ticks, the boot moment read to 10 ms): START_TIME_PRECISION_MS.
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -23,8 +22,8 @@ describe("processStartedAt on real processes", () => {
       const after = Date.now();
       const at = processStartedAt(readProcStat(child.pid!)!.startTime)!.getTime();
       child.kill("SIGKILL");
-      expect(at, `child ${i} started at ${at}, spawned between ${before} and ${after}`).toBeGreaterThanOrEqual(before - TICKS_2);
-      expect(at).toBeLessThanOrEqual(after + TICKS_2);
+      expect(at, `child ${i} started at ${at}, spawned between ${before} and ${after}`).toBeGreaterThanOrEqual(before - START_TIME_PRECISION_MS);
+      expect(at).toBeLessThanOrEqual(after + START_TIME_PRECISION_MS);
     }
   });
 
@@ -56,6 +55,6 @@ describe("bootedAt", () => {
 
   it("agrees with the boot moment this machine reports in whole seconds", () => {
     const btime = Number(/^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))![1]) * 1000;
-    expect(Math.abs(bootedAt()!.getTime() - btime)).toBeLessThan(1000 + TICKS_2);
+    expect(Math.abs(bootedAt()!.getTime() - btime)).toBeLessThan(1000 + START_TIME_PRECISION_MS);
   });
 });
