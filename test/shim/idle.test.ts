@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupShims, procStat, type ShimRun, shimUnderTest, startShim } from "../support/shim-task.ts";
 import { waitFor } from "../support/wait.ts";
@@ -13,6 +13,11 @@ const WINDOW_MS = 10_000;
 interface Sample {
   /** utime + stime, clock ticks. */
   cpu: number;
+  /**
+   * Time on a CPU, ns: /proc/PID/schedstat's first field, counted by the scheduler, where utime and stime are
+   * sampled (a whole 10 ms tick charged to whoever runs when it fires). Null where the kernel keeps no schedstat.
+   */
+  runNs: number | null;
   /** voluntary + involuntary context switches: each wake-up is at least one. */
   switches: number;
   minflt: number;
@@ -26,6 +31,7 @@ function sample(pid: number): Sample {
   return {
     // Fields 14 and 15 of stat (utime, stime); procStat's index 0 is field 3.
     cpu: Number(stat[11]) + Number(stat[12]),
+    runNs: existsSync(`/proc/${pid}/schedstat`) ? Number(readFileSync(`/proc/${pid}/schedstat`, "latin1").split(" ")[0]) : null,
     switches: count("voluntary_ctxt_switches") + count("nonvoluntary_ctxt_switches"),
     minflt: Number(stat[7]),
     children: readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim(),
@@ -80,11 +86,17 @@ describe.skipIf(!shim.path)("an idle task's shim", () => {
     await new Promise((r) => setTimeout(r, WINDOW_MS));
     const after = runs.map((r) => sample(r.pid));
     const ticks = after.reduce((sum, a, i) => sum + a.cpu - before[i].cpu, 0);
+    // On CPU in all, ms: by schedstat where the kernel keeps it; else the sampled ticks, 10 ms each.
+    const onCpuMs = after.every((a) => a.runNs !== null)
+      ? after.reduce((sum, a, i) => sum + a.runNs! - before[i].runNs!, 0) / 1e6
+      : ticks * 10;
     const wakeups = after.map((a, i) => a.switches - before[i].switches);
-    console.log(`poll: 20 idle shims over ${WINDOW_MS} ms: ${ticks} clock ticks of CPU in all, context switches per shim ${Math.min(...wakeups)}..${Math.max(...wakeups)}`);
+    console.log(`poll: 20 idle shims over ${WINDOW_MS} ms: ${onCpuMs.toFixed(2)} ms on CPU in all (${ticks} clock ticks charged), context switches per shim ${Math.min(...wakeups)}..${Math.max(...wakeups)}`);
     // 10 s / 1.6 s is 6 or 7 looks; a loaded machine may add an involuntary switch or two.
     for (const w of wakeups) expect(w).toBeLessThanOrEqual(12);
-    expect(ticks).toBeLessThanOrEqual(5);
+    // At most 0.5% of one core for the 20 (bench/idle.ts: 0.1–0.14% for 50 on the timer, quiet). Not the ticks:
+    // they are sampled (a tick that fires mid-look charges a whole 10 ms), and one loaded run was charged 6.
+    expect(onCpuMs).toBeLessThanOrEqual(WINDOW_MS * 0.005);
     after.forEach((a, i) => expect(a.children).toBe(runs[i].read("command-pid").trim()));
   });
 
