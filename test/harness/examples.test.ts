@@ -2,10 +2,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cannotRunHereReason } from "../../harness/host/container/mod.ts";
 import { cli } from "../scenario/cli-process.ts";
 import { leftoversOf } from "../scenario/leftovers.ts";
+import { ROOTFS_READY_MS, rootfsReady } from "../scenario/rootfs-ready.ts";
 
 // The field's three reports, reproduced: each naive supervisor shows its bug ("reproduced"),
 // outlive's module (or census) under the same steps does not ("pass"), on systemd 252 and 257.
@@ -16,6 +17,8 @@ const scratch = mkdtempSync(join(tmpdir(), "outlive-examples-run-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe.skipIf(missing !== null)("harness/examples", () => {
+  beforeAll(() => rootfsReady(["bookworm", "trixie"]), ROOTFS_READY_MS);
+
   it("reproduces each field report against its naive supervisor and passes against outlive", async () => {
     const json = join(scratch, "examples.json");
     const files = ["fate-unknown", "idle-reaper", "late-exit"].map((e) => join(ROOT, "harness/examples", e, "scenario.ts"));

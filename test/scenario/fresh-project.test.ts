@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cannotRunHereReason } from "../../harness/host/container/mod.ts";
 import { leftoversOf } from "./leftovers.ts";
 import { cli } from "./cli-process.ts";
+import { ROOTFS_READY_MS, rootfsReady } from "./rootfs-ready.ts";
 import { fencedBlockAfter } from "../support/markdown.ts";
 
 // The harness guide's promise (docs/guide/harness.md, "Reproducing a bug report"), as a user
@@ -49,6 +50,9 @@ interface Result {
 }
 
 describe.skipIf(missing !== null)("a fresh project outside the repository", () => {
+  // The user's cache (not OUTLIVE_CONTAINER_CACHE, which the runs below unset): a fresh machine builds both root
+  // file systems there first, as the user's first run would, so that the runs' hang guard times the runs alone.
+  beforeAll(() => rootfsReady(["bookworm", "trixie"], { ...process.env, OUTLIVE_CONTAINER_CACHE: undefined }), ROOTFS_READY_MS);
   beforeAll(async () => {
     const packed = JSON.parse((await run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", app], { cwd: ROOT })).stdout);
     const version = (name: string) => JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")).version;
@@ -98,7 +102,7 @@ describe.skipIf(missing !== null)("a fresh project outside the repository", () =
         cwd: app,
         command: [join(app, "node_modules/.bin/outlive")],
         // The user's cache (~/.cache/outlive, not the package's folder, which npm ci wiped): what this machine built
-        // before is found again; a fresh machine builds it on the first run.
+        // before (beforeAll above, on a fresh machine) is found again.
         env: { ...process.env, OUTLIVE_CONTAINER_CACHE: undefined },
       });
       const results: Result[] = JSON.parse(readFileSync(json, "utf8")).results;

@@ -3,9 +3,10 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cannotRunHereReason } from "../../harness/host/container/mod.ts";
 import { cli } from "./cli-process.ts";
+import { ROOTFS_READY_MS, rootfsReady } from "./rootfs-ready.ts";
 
 // Every `@example` behind `outlive/harness` is checked the way a user's file would be: it
 // imports "outlive/harness" by name (the package's own exports, with its .d.ts types) and
@@ -52,6 +53,8 @@ describe("outlive/harness examples", () => {
 });
 
 describe.skipIf(missing !== null)("outlive/harness examples, run", () => {
+  beforeAll(() => rootfsReady(["trixie"]), ROOTFS_READY_MS);
+
   it("scenario examples pass (or skip with a reason) in the container; the others exit 0 on this host", async () => {
     expect(written.length).toBeGreaterThan(0);
     const scenarios = written.filter((f) => /export default defineScenario/.test(readFileSync(f, "utf8")));

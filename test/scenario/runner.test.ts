@@ -2,10 +2,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cannotRunHereReason } from "../../harness/host/container/mod.ts";
 import { cli } from "./cli-process.ts";
 import { leftoversOf } from "./leftovers.ts";
+import { ROOTFS_READY_MS, rootfsReady } from "./rootfs-ready.ts";
 
 // `outlive scenario run` as a user calls it, in a separate process, on bad input and on a
 // foreign module's whole life. Skipped, with the reason printed, where containers cannot run.
@@ -24,6 +25,8 @@ interface Result {
 }
 
 describe.skipIf(missing !== null)("outlive scenario run on bad input", () => {
+  beforeAll(() => rootfsReady(["bookworm", "trixie"]), ROOTFS_READY_MS);
+
   it("names the file and the cause in one line, fails each, and leaves nothing behind", async () => {
     const json = join(scratch, "bad.json");
     const files = ["does-not-exist.ts", "no-export.ts", "throws.ts", "hangs.ts", "module-missing.ts", "module-never-ready.ts"].map((f) => join(FIXTURES, f));
