@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
@@ -6,14 +6,12 @@ import { CgroupV2Placement, Supervisor } from "../../lib/internal.ts";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 import { ptyPaths, readPtyInfo } from "../../lib/pty/mod.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
+import { removePlacementBase } from "../support/cgroup-base.ts";
 
 const prefix = "outlive-test-pty";
 const probe = await new CgroupV2Placement({ prefix }).probe();
 if (!probe.ok) console.log(`skipped: PTY task in its own cgroup: ${probe.reason}`);
-afterAll(() => {
-  const base = probe.ok ? String(probe.details.baseDir) : null;
-  if (base && existsSync(base)) rmdirSync(base);
-});
+afterAll(() => removePlacementBase(probe.ok ? String(probe.details.baseDir) : null));
 
 it.skipIf(!probe.ok)("cgroup-v2: the terminal's holder and its session live in the task's cgroup, and a HUP-proof command still ends", async () => {
   const storage = mkdtempSync(join(tmpdir(), "outlive-pty-cg-"));

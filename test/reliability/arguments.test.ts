@@ -1,10 +1,11 @@
 // Arguments reach the command byte for byte, in every placement this machine supports.
 import fc from "fast-check";
-import { chmodSync, mkdtempSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CgroupV2Placement, OutliveError, Supervisor } from "../../lib/internal.ts";
+import { removePlacementBase } from "../support/cgroup-base.ts";
 import { makeStorage, quietLog, removeAll } from "./support/hostile-storage.ts";
 
 const PREFIX = "outlive-test-args";
@@ -26,15 +27,9 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 const PRINT_ARGS = 'for a; do printf "%s\\0" "$a"; done';
 
 const temps: string[] = [];
-afterAll(() => {
+afterAll(async () => {
   removeAll(...temps);
-  if (cgroupProbe.ok && cgroupProbe.details.baseDir) {
-    try {
-      rmdirSync(String(cgroupProbe.details.baseDir));
-    } catch {
-      // already removed with its last task
-    }
-  }
+  await removePlacementBase(cgroupProbe.ok ? String(cgroupProbe.details.baseDir) : null);
 });
 
 describe.each(placements)("arguments round-trip (%s)", (placement) => {

@@ -24,6 +24,7 @@ import {
   type SupervisorOptions,
   SystemdScopePlacement,
 } from "../../lib/internal.ts";
+import { removePlacementBase } from "../support/cgroup-base.ts";
 
 const MOD = join(import.meta.dirname, "..", "..", "dist", "lib", "mod.js");
 const PREFIX = `spw${process.pid}`;
@@ -38,10 +39,7 @@ const mount = findCgroup2Mount();
 /** Where a supervisor's own cgroup can be made, to be killed whole as a daemon's restart does: root's v2 mount. */
 const moduleCgroupParent = process.getuid?.() === 0 && mount && existsSync(join(mount, "cgroup.procs")) ? mount : null;
 
-afterAll(() => {
-  const base = (variants.find((v) => v.name === "cgroup-v2")?.placement as CgroupV2Placement | undefined)?.baseDir;
-  if (base && existsSync(base)) rmdirSync(base);
-});
+afterAll(() => removePlacementBase((variants.find((v) => v.name === "cgroup-v2")?.placement as CgroupV2Placement | undefined)?.baseDir));
 
 /** A storage whose path holds a `$`: systemd 252 expands `$…` in a transient unit's command line, so the spawner's own must come through as it is. */
 function storage(): string {

@@ -1,18 +1,16 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CgroupV2Placement, isRunning, Supervisor, type SupervisorOptions, type TaskRecord, writeFileAtomic } from "../../lib/internal.ts";
+import { removePlacementBase } from "../support/cgroup-base.ts";
 
 const PREFIX = `cut${process.pid}`;
 const cgroupProbe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
 if (!cgroupProbe.ok) console.log(`cut-short spawn: cgroup-v2 variant skipped: ${cgroupProbe.reason}`);
-afterAll(() => {
-  const base = cgroupProbe.details.baseDir as string | undefined;
-  if (cgroupProbe.ok && base && existsSync(base)) rmdirSync(base);
-});
+afterAll(() => removePlacementBase(cgroupProbe.ok ? (cgroupProbe.details.baseDir as string | undefined) : null));
 
 
 /**

@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, expect, test } from "vitest";
 import { CgroupV2Placement, Supervisor, TASK_STEPS, type TaskStep } from "../../lib/internal.ts";
+import { removePlacementBase } from "../support/cgroup-base.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -22,10 +23,7 @@ function storage(): string {
 
 const cgroupProbe = await new CgroupV2Placement({ prefix: `onstep${process.pid}` }).probe();
 if (!cgroupProbe.ok) console.log(`onStep: the spawner's variant skipped: ${cgroupProbe.reason}`);
-afterAll(() => {
-  const base = cgroupProbe.details.baseDir as string | undefined;
-  if (cgroupProbe.ok && base && existsSync(base)) rmdirSync(base);
-});
+afterAll(() => removePlacementBase(cgroupProbe.ok ? (cgroupProbe.details.baseDir as string | undefined) : null));
 
 /** The steps a task this supervisor starts goes through: `sent` only where a spawner forks it. */
 const stepsFor = (spawner: boolean) => TASK_STEPS.filter((s) => spawner || s !== "sent");

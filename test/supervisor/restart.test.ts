@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ModuleProcess } from "../../harness/inside/module/module-client.ts";
 import { CgroupV2Placement } from "../../lib/internal.ts";
+import { removePlacementBase } from "../support/cgroup-base.ts";
 import { PidNamespace, pidNamespaceUnavailable } from "../support/pid-namespace.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
@@ -21,8 +22,7 @@ afterAll(async () => {
   for (const f of cleanups) await f();
   // The base cgroup the test's prefix made on the host; removed once its task cgroups are gone.
   // The placement removes it itself with its last task; only what is still there is removed here.
-  const base = cgroupProbe.ok ? cgroupProbe.details.baseDir : null;
-  if (base && existsSync(String(base))) rmdirSync(String(base));
+  await removePlacementBase(cgroupProbe.ok ? String(cgroupProbe.details.baseDir) : null);
 });
 
 describe.skipIf(noReuse !== null).each(placements)("a supervisor SIGKILLed and replayed (%s)", (placement) => {
