@@ -271,6 +271,10 @@ export class CgroupV2Placement implements Placement {
    * task is left in it. The work is registered at once (see `flush`), and
    * the caller waits only for the first attempt: a cgroup still busy with
    * unreaped processes is retried in the background, so no caller waits on PID 1.
+   * One still populated after that (a daemon the task left, which is the
+   * user's and runs on, or on a busy machine its own last processes still
+   * ending) is removed the moment it empties, by a watch that `flush` does
+   * not wait for: before, it stayed until the next startup on its storage.
    */
   private remove(dir: string): Promise<void> {
     let attempted!: () => void;
@@ -279,11 +283,28 @@ export class CgroupV2Placement implements Placement {
       let gone = await removeCgroup(dir).catch(() => false);
       attempted();
       if (!gone) gone = await removeCgroup(dir, REMOVE_RETRY_MS).catch(() => false);
-      if (gone && this.baseDir) await removeCgroup(this.baseDir).catch(() => false);
+      if (gone) await this.removeBase();
+      else this.removeWhenEmpty(dir);
     })();
     this.removals.add(work);
     void work.finally(() => this.removals.delete(work));
     return firstAttempt;
+  }
+
+  /** The base, when no task's cgroup is left in it (EBUSY otherwise, which leaves it to the last one). */
+  private async removeBase(): Promise<void> {
+    if (this.baseDir) await removeCgroup(this.baseDir).catch(() => false);
+  }
+
+  /**
+   * Removes `dir` when its last process has gone. The watch holds no event loop open and is never cancelled:
+   * it ends when the cgroup empties. Where it cannot watch, the next startup's clean-up removes it.
+   */
+  private removeWhenEmpty(dir: string): void {
+    const onEmpty = () => {
+      void removeCgroup(dir, REMOVE_RETRY_MS).then((gone) => (gone ? this.removeBase() : undefined)).catch(() => {});
+    };
+    watchCgroupEmpty(dir, onEmpty, new AbortController().signal);
   }
 
   /** memory.max needs the memory controller enabled from the mount down to the task's parent; never ignored silently. */

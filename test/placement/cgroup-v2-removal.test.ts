@@ -1,0 +1,56 @@
+/**
+ * The cgroup-v2 placement removes a task's cgroup, and its base with the
+ * last one, even when the task left a process that outlives the placement's
+ * retries: the moment that process ends. On a busy machine a task's own
+ * last processes can take that long (a loaded run left an empty task cgroup
+ * in spawner.test.ts's base, until the next startup on a storage the test
+ * had deleted).
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { CgroupV2Placement, isRunning, Supervisor } from "../../lib/internal.ts";
+import { cgroupPopulated } from "../../lib/placement/cgroup-fs.ts";
+import { removePlacementBase } from "../support/cgroup-base.ts";
+import { waitFor } from "../support/wait.ts";
+
+const PREFIX = `cgrm${process.pid}`;
+const probe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
+if (!probe.ok) console.log(`cgroup-v2 removal skipped: ${probe.reason}`);
+const base = probe.ok ? String(probe.details.baseDir) : null;
+const storages: string[] = [];
+afterAll(async () => {
+  for (const s of storages) rmSync(s, { recursive: true, force: true });
+  await removePlacementBase(base);
+});
+
+it.skipIf(!probe.ok)("a task's cgroup held past the close by a process it left is removed, with the base, once that process ends", async () => {
+  const storage = mkdtempSync(join(tmpdir(), "outlive-cgrm-"));
+  storages.push(storage);
+  const release = join(storage, "release");
+  const pidFile = join(storage, "straggler");
+  const sup = await Supervisor.open({ storage, placement: "cgroup-v2", mode: "daemon", prefix: PREFIX, log: () => {} });
+  let straggler = 0;
+  let dir: string;
+  try {
+    // The straggler leaves the task's session and waits for this test's word, not for a time: it outlives the
+    // placement's retries however slow the machine is.
+    const t = await sup.run({ shell: `setsid sh -c 'echo $$ > ${pidFile}; while [ ! -e ${release} ]; do sleep 0.05; done' </dev/null >/dev/null 2>&1 & exit 0` });
+    const done = await sup.wait(t.id);
+    expect(done).toMatchObject({ state: "exited", exitCode: 0 });
+    dir = done.location.cgroupDir!;
+    await waitFor("the straggler's pid", () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "");
+    straggler = Number(readFileSync(pidFile, "utf8"));
+  } finally {
+    // The close waits for every removal the placement tried (flush): past it, only the watch is left.
+    await sup.close();
+  }
+  expect(isRunning(straggler)).toBe(true);
+  expect(await cgroupPopulated(dir)).toBe(true);
+  expect(readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n")).toContain(String(straggler));
+  writeFileSync(release, "");
+  await waitFor("the straggler to end", () => !isRunning(straggler));
+  await waitFor(`${dir} removed once empty`, () => !existsSync(dir));
+  await waitFor(`the base ${base} removed with its last task`, () => !existsSync(base!));
+});
