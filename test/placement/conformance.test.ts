@@ -3,7 +3,7 @@
  * the others are skipped with the reason printed. Inside the systemd
  * container the harness runs this same file, where systemd-scope works.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -17,6 +17,7 @@ import {
   readProcStat,
   Supervisor,
 } from "../../lib/internal.ts";
+import { removePlacementBase } from "../support/cgroup-base.ts";
 import { waitFor } from "../support/wait.ts";
 
 const PREFIX = `conf${process.pid}`;
@@ -25,18 +26,10 @@ const probes = Object.fromEntries(await Promise.all(PLACEMENT_NAMES.map(async (n
 for (const n of PLACEMENT_NAMES) if (!probes[n].ok) console.log(`conformance: ${n} skipped: ${probes[n].reason}`);
 
 const storages: string[] = [];
-afterAll(() => {
+afterAll(async () => {
   for (const s of storages) rmSync(s, { recursive: true, force: true });
-  const base = (placements["cgroup-v2"] as CgroupV2Placement).baseDir;
-  if (base && existsSync(base)) {
-    try {
-      rmdirSync(base);
-    } catch (error) {
-      // Say what is still in there: a task cgroup left behind is a placement bug, not a test-teardown one.
-      const left = readdirSync(base, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
-      throw new Error(`${(error as Error).message}; left in it: ${left.join(", ") || "no cgroups"}`);
-    }
-  }
+  // A task cgroup still there once the bound has passed is a placement bug, not a test-teardown one: it names it.
+  await removePlacementBase((placements["cgroup-v2"] as CgroupV2Placement).baseDir);
 });
 
 async function open(name: PlacementName, storage = mkdtempSync(join(tmpdir(), `outlive-conf-${name}-`))) {

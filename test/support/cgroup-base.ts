@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 import { killCgroup, removeCgroup } from "../../lib/placement/cgroup-fs.ts";
@@ -6,8 +6,8 @@ import { killCgroup, removeCgroup } from "../../lib/placement/cgroup-fs.ts";
 /**
  * How long a test file's cgroup-v2 base is waited for at its end. The
  * placement removes a task's cgroup in the background once the task's last
- * process has gone (retrying for up to 10 s while it is busy), so on a busy
- * machine the last test's cgroup may still be going when the file ends.
+ * process has gone, so on a busy machine the last test's cgroup may still be
+ * going when the file ends.
  */
 export const BASE_REMOVAL_MS = 30_000;
 
@@ -20,19 +20,6 @@ function cgroupsBelow(dir: string): string[] {
     return [];
   }
   return names.flatMap((n) => [...cgroupsBelow(join(dir, n)), join(dir, n)]);
-}
-
-/** True once `dir` is gone; an EBUSY (a process or a cgroup still in it) is false. */
-function rmdirIfEmpty(dir: string): boolean {
-  try {
-    rmdirSync(dir);
-    return true;
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === "ENOENT") return true;
-    if (code === "EBUSY") return false;
-    throw error;
-  }
 }
 
 /** The processes in `dir`, each as `pid (command line)`. */
@@ -54,19 +41,20 @@ function processesIn(dir: string): string[] {
 
 /**
  * Removes a test file's cgroup-v2 placement base at its end, waiting on the
- * evidence (the base gone) rather than asking it of the moment the last test
- * returns. Cgroups left empty in it (a supervisor killed before its removal
- * ran) are removed on the way. A process still in it after `boundMs` is a
- * finding, not a slow machine: it is killed, its cgroups removed, and this
- * throws naming each.
+ * evidence rather than asking it of the moment the last test returns: the
+ * placement removes each task's cgroup itself once its last process has
+ * gone, in the background. So this waits for every cgroup in the base to go,
+ * then removes the base if the placement has not (a spawn refused after it
+ * made the base leaves it empty). A cgroup still there after `boundMs` is a
+ * finding, not a slow machine (a process the file left running, or a
+ * placement that left a cgroup behind): it is killed and removed, and this
+ * throws naming each with its processes.
  */
 export async function removePlacementBase(base: string | null | undefined, boundMs = BASE_REMOVAL_MS): Promise<void> {
   if (!base || !existsSync(base)) return;
-  const gone = await waitUntil(() => {
-    for (const dir of cgroupsBelow(base)) rmdirIfEmpty(dir);
-    return rmdirIfEmpty(base);
-  }, boundMs, 50);
-  if (gone) return;
+  if (await waitUntil(() => cgroupsBelow(base).length === 0, boundMs, 50)) {
+    if (await removeCgroup(base, 5000)) return;
+  }
   const left = [...cgroupsBelow(base), base].map((dir) => ({ dir, processes: processesIn(dir) }));
   for (const { dir } of left) {
     await killCgroup(dir);
