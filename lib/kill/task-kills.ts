@@ -5,6 +5,7 @@ import type { ReplayDecision } from "../replay/decide.ts";
 import type { PlacementName, TaskRecord } from "../store/record/record.ts";
 import type { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
+import { markTimedOut } from "./deadline-mark.ts";
 import { type KillHow, killLadder } from "./kill-ladder.ts";
 import { ownsGroup } from "./owns-group.ts";
 
@@ -109,6 +110,9 @@ export class TaskKills {
         // Who asked is kept with the kill: a later server tells the task's own cancel from any other kill by it.
         ...(request.cancel ? { cancelledAt: now } : {}),
       };
+      // The deadline's evidence, as the task's watchdog leaves it, before the record says `killing`: a timed-out
+      // task's end is dated by its marker whichever of the two ends it.
+      if (request.state === "timed_out") markTimedOut(store.paths(record.id));
       // Written before the first signal, and only after the marker was seen empty: any exit code that appears from now on is the kill's.
       await store.write(record);
       table.commit(record);

@@ -29,7 +29,8 @@ import { join } from "node:path";
  *                              the per-task reserves an older outlive made (used, then removed, at the end)
  *     io/stdout, io/stderr     the output; `STREAM.dropped` and `trim-failed` beside them (lib/output)
  *     io/exit                  the exit code, written by the shim (or wrapper) through an inherited descriptor
- *     io/timed-out             touched by the watchdog at the deadline; `timed-out.reserved` holds its place
+ *     io/timed-out             made by the watchdog at the deadline, or by a live supervisor's deadline kill when its
+ *                              timer came first (lib/kill/deadline-mark.ts); `timed-out.reserved` holds its place
  *     io/command-pid           the pid of the user's command itself, written just before its exec (by the shim's
  *                              child through `command-pid.tmp` and a rename; by the wrapper's subshell in one echo)
  *     io/ended                 made (empty) the moment the command ended; its file time dates the end

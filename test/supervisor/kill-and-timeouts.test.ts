@@ -1,8 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isRunning, Supervisor } from "../../lib/internal.ts";
+import { START_TIME_PRECISION_MS } from "../../lib/proc/start-time.ts";
+import { taskPaths } from "../../lib/store/layout.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
 
 const storages: string[] = [];
@@ -69,6 +71,26 @@ describe("timeouts and backstops", () => {
     const done = await sup.wait(t.id);
     expect(done.state).toBe("timed_out");
     expect(done.reason).toContain("timeout of 1 s");
+  });
+
+  it("when the supervisor's deadline kill comes before the task's watchdog, it leaves the watchdog's marker, which dates the end", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "outlive-deadline-mark-"));
+    storages.push(storage);
+    const sup = await supervisor(storage);
+    // 3 s: the stop below lands well before the watchdog's deadline, however slow the machine.
+    const t = await sup.run({ argv: ["sleep", "30"], timeoutSeconds: 3 });
+    const paths = taskPaths(storage, t.id);
+    // The whole task stopped, its watchdog with it: only the supervisor's own timer can end it now.
+    process.kill(-t.pgid!, "SIGSTOP");
+    const done = await sup.wait(t.id);
+    expect(done).toMatchObject({ state: "timed_out", exitCode: null, finishedAtSource: "timed-out-marker" });
+    expect(done.reason).toContain("ran past its timeout of 3 s");
+    expect(existsSync(paths.timedOut), "io/timed-out").toBe(true);
+    expect(existsSync(`${paths.timedOut}.reserved`), "the reserve, renamed into place").toBe(false);
+    const marked = statSync(paths.timedOut).mtimeMs;
+    expect(Date.parse(done.finishedAt!)).toBe(Math.floor(marked));
+    // Marked at the deadline (its timer fires up to 5 ms early; the file's coarse clock may read a tick early).
+    expect(marked).toBeGreaterThanOrEqual(Date.parse(t.deadlineAt) - 5 - START_TIME_PRECISION_MS);
   });
 
   it("after a restart the deadline counts from the task's original start", async () => {
