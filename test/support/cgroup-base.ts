@@ -1,7 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { waitUntil } from "../../lib/kill/process-group.ts";
-import { killCgroup, removeCgroup } from "../../lib/placement/cgroup-fs.ts";
+import { cgroupProcs, killCgroup, removeCgroup } from "../../lib/placement/cgroup-fs.ts";
+import { argvOf } from "./storage-processes.ts";
 
 /**
  * How long a test file's cgroup-v2 base is waited for at its end. The
@@ -24,19 +25,7 @@ function cgroupsBelow(dir: string): string[] {
 
 /** The processes in `dir`, each as `pid (command line)`. */
 function processesIn(dir: string): string[] {
-  let pids: string[];
-  try {
-    pids = readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean);
-  } catch {
-    return [];
-  }
-  return pids.map((pid) => {
-    try {
-      return `${pid} (${readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim()})`;
-    } catch {
-      return pid;
-    }
-  });
+  return cgroupProcs(dir).map((pid) => `${pid} (${argvOf(pid).join(" ") || "gone"})`);
 }
 
 /**
