@@ -9,7 +9,7 @@
  * cannot be masked (not root), every test skips with the reason.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -176,12 +176,18 @@ describe.skipIf(cannotRun !== null)("the single executable, with node masked out
     expect(shim.why).toContain("from the copy inside the executable");
     expect(existsSync(shim.path), "a probe writes nothing").toBe(false);
     const storage = join(tmp.dir, "lone-storage");
-    const run = masked(exe, ["run", "--storage", storage, "--id", "shimmed", "--", "sh", "-c", "sleep 1; exit 4"], env);
+    // The task runs until the test has looked at it (a file, not a time: a busy machine may take seconds to look).
+    const go = join(tmp.dir, "lone-go");
+    const run = masked(exe, ["run", "--storage", storage, "--id", "shimmed", "--", "sh", "-c", `until [ -e ${go} ]; do sleep 0.05; done; exit 4`], env);
     expect(run.code, run.err).toBe(0);
-    const record = JSON.parse(masked(exe, ["inspect", "--storage", storage, "shimmed", "--json"], env).out) as { pid: number };
-    // The task's leader is the shim, run from the cache (the copy the executable wrote).
-    expect(readlinkSync(`/proc/${record.pid}/exe`)).toBe(shim.path);
-    expect(statSync(shim.path).mode & 0o777).toBe(0o755);
+    try {
+      const record = JSON.parse(masked(exe, ["inspect", "--storage", storage, "shimmed", "--json"], env).out) as { pid: number };
+      // The task's leader is the shim, run from the cache (the copy the executable wrote).
+      expect(readlinkSync(`/proc/${record.pid}/exe`)).toBe(shim.path);
+      expect(statSync(shim.path).mode & 0o777).toBe(0o755);
+    } finally {
+      writeFileSync(go, "");
+    }
     expect(masked(exe, ["wait", "--storage", storage, "shimmed"], env).code).toBe(4);
     // The release archive holds the executable and the shim; unpacked, the shim beside it is taken.
     const archive = join(ROOT, "dist", "exe", "outlive-linux-x64.tar.gz");

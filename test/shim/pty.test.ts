@@ -88,8 +88,9 @@ describe.skipIf(!shim.path)("outlive-shim holds a PTY task's terminal", () => {
     const run = startPty(["bash", "--norc", "--noprofile", "-i"]);
     await waitFor("pty/info", () => ptyInfo(run) !== null);
     const trapped = join(run.dir, "trap-ran");
-    type(run, `trap 'echo ran > ${trapped}' EXIT; echo trap-set\n`);
-    await waitForText(run, "stdout", "trap-set\r\n");
+    // The terminal echoes the typed line: wait for what only running it prints (trap-2), not for the echo of its text.
+    type(run, `trap 'echo ran > ${trapped}' EXIT; echo trap-$((1+1))\n`);
+    await waitForText(run, "stdout", "trap-2\r\n");
     process.kill(-run.pid, "SIGTERM");
     expect(await codeOf(run)).toBe(129);
     expect(readFileSync(trapped, "utf8")).toBe("ran\n");
