@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { OutliveError } from "../../lib/errors";
-import { reportedError, wantsJson } from "../../scripts/cli/exit-codes";
-import { ago, span } from "../../scripts/cli/relative-time";
-import { commandLine, durationMsOf, shorten, timeCell } from "../../scripts/cli/task-table";
-import { UsageError } from "../../scripts/cli/usage-error";
+import { OutliveError } from "../../lib/errors.ts";
+import { reportedError, wantsJson } from "../../scripts/cli/exit-codes.ts";
+import { ago, span } from "../../scripts/cli/relative-time.ts";
+import { commandLine, durationMsOf, shorten, timeCell } from "../../scripts/cli/task-table.ts";
+import { UsageError } from "../../scripts/cli/usage-error.ts";
 
 const NOW = Date.parse("2026-12-02T12:00:00.000Z");
 const record = (fields: Record<string, unknown>) =>

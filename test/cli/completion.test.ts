@@ -2,8 +2,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { allFlags, COMPLETION } from "../../scripts/cli/completion-words";
-import { outliveCli, outliveCliAwaited, tempDir } from "../support/cli";
+import { allFlags, COMPLETION } from "../../scripts/cli/completion-words.ts";
+import { outliveCli, outliveCliAwaited, tempDir } from "../support/cli.ts";
 
 const temp = tempDir("outlive-completion-");
 afterAll(() => temp.remove());

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { outliveCli, tempDir } from "../support/cli";
+import { outliveCli, tempDir } from "../support/cli.ts";
 
 const temp = tempDir("outlive-inspect-");
 const storage = join(temp.dir, "storage");

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { outliveCliAwaited, tempDir } from "../support/cli";
+import { outliveCliAwaited, tempDir } from "../support/cli.ts";
 
 const temp = tempDir("outlive-ps-");
 const storage = join(temp.dir, "storage");

@@ -9,7 +9,7 @@ import { engineMissing } from "../../harness/host/container/host-checks/prefligh
 import { runCommand } from "../../harness/host/container/command.ts";
 
 const root = findProjectRoot();
-const SYSTEMD: Record<Suite, number> = { bookworm: 252, trixie: 257 };
+const SYSTEMD: Record<Extract<Suite, "bookworm" | "trixie">, number> = { bookworm: 252, trixie: 257 };
 
 const podmanMissing = await engineMissing("podman");
 if (podmanMissing) console.log(`test/container: skipping podman tests: ${podmanMissing}`);

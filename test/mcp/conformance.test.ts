@@ -2,9 +2,9 @@ import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { outliveCli, tempDir } from "../support/cli";
-import { bearerForwarder } from "./support/bearer-forwarder";
-import { httpServer } from "./support/servers";
+import { outliveCli, tempDir } from "../support/cli.ts";
+import { bearerForwarder } from "./support/bearer-forwarder.ts";
+import { httpServer } from "./support/servers.ts";
 
 // The MCP conformance suite's server scenarios (@modelcontextprotocol/conformance) that apply to a
 // server of tools, against outlive mcp --http. The runner needs Node >= 22 (fs.globSync), so it

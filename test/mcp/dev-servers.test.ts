@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { outliveCli, tempDir } from "../support/cli";
+import { outliveCli, tempDir } from "../support/cli.ts";
 import { freePort, pythonServer } from "../support/free-port.ts";
-import { callTool, stdioClient } from "./support/servers";
+import { callTool, stdioClient } from "./support/servers.ts";
 
 // A dev server as an agent starts it, through the MCP SDK's own client: run_task with waitReady and ensure,
 // its port in list_tasks and get_task, an agent's retry getting the same server.

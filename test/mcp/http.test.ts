@@ -3,8 +3,8 @@ import { request } from "node:http";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { outliveCli, tempDir } from "../support/cli";
-import { callTool, httpClient, httpServer } from "./support/servers";
+import { outliveCli, tempDir } from "../support/cli.ts";
+import { callTool, httpClient, httpServer } from "./support/servers.ts";
 
 // outlive mcp --http: the SDK's client over Streamable HTTP, and every bad request the door must
 // turn away sent over real HTTP to the real server (its own process, a temp storage).

@@ -2,8 +2,8 @@ import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CLI, outliveCli, tempDir } from "../support/cli";
-import { httpServer } from "./support/servers";
+import { CLI, outliveCli, tempDir } from "../support/cli.ts";
+import { httpServer } from "./support/servers.ts";
 
 // The MCP Inspector's CLI (@modelcontextprotocol/inspector-cli 1.0.3, pinned: it runs on Node 20,
 // where the current @modelcontextprotocol/inspector needs Node >= 22) drives outlive mcp as a user

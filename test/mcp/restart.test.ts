@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { waitUntil } from "../../lib/kill/process-group.ts";
-import { outliveCli, tempDir } from "../support/cli";
-import { callTool, gone, stdioClient } from "./support/servers";
+import { outliveCli, tempDir } from "../support/cli.ts";
+import { callTool, gone, stdioClient } from "./support/servers.ts";
 
 // An agent whose harness restarts (and with it outlive mcp) finds its tasks again through the next
 // server: the server is SIGKILLed as a harness's end would take it, the task runs on, and the next

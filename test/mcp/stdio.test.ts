@@ -3,8 +3,8 @@ import { mkdirSync, readdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { waitUntil } from "../../lib/kill/process-group.ts";
-import { CLI, outliveCli, tempDir } from "../support/cli";
-import { callTool, gone, stdioClient } from "./support/servers";
+import { CLI, outliveCli, tempDir } from "../support/cli.ts";
+import { callTool, gone, stdioClient } from "./support/servers.ts";
 
 // outlive mcp over stdio, driven by the MCP SDK's own client, which spawns the built CLI as an
 // agent's harness does. Real tasks in a temp storage; standalone mode, so it runs without systemd.

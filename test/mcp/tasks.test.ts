@@ -6,10 +6,10 @@ import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol
 import { afterAll, describe, expect, it } from "vitest";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 import { MAX_TASK_TTL_MS } from "../../lib/mcp/task-call.ts";
-import { outliveCli, tempDir } from "../support/cli";
-import { ServeChild } from "../support/serve-child";
-import { waitFor } from "../support/wait";
-import { callTool, gone, httpClient, httpServer, stdioClient } from "./support/servers";
+import { outliveCli, tempDir } from "../support/cli.ts";
+import { ServeChild } from "../support/serve-child.ts";
+import { waitFor } from "../support/wait.ts";
+import { callTool, gone, httpClient, httpServer, stdioClient } from "./support/servers.ts";
 
 // Durable MCP tasks (the tasks utility of protocol 2025-11-25), driven by the SDK's own client
 // (client.experimental.tasks) against real outlive mcp processes: a task created through one

@@ -2,7 +2,7 @@ import { chmodSync, lstatSync, readFileSync, symlinkSync, writeFileSync } from "
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadToken } from "../../lib/mcp/token-file.ts";
-import { tempDir } from "../support/cli";
+import { tempDir } from "../support/cli.ts";
 
 // The library's token file on real files (http.test.ts checks the same through the CLI).
 const temp = tempDir("outlive-mcp-token-");

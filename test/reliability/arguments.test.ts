@@ -12,7 +12,7 @@ const PREFIX = "outlive-test-args";
 const cgroupProbe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
 if (!cgroupProbe.ok) console.log(`arguments: cgroup-v2 skipped: ${cgroupProbe.reason}`);
 console.log("arguments: systemd-scope skipped: PID 1 is not systemd here, so no transient scope can be made");
-const placements = ["process-group", ...(cgroupProbe.ok ? ["cgroup-v2"] : [])] as const;
+const placements = ["process-group", ...(cgroupProbe.ok ? (["cgroup-v2"] as const) : [])] as const;
 
 const special = fc.constantFrom("$", "${HOME}", "$$", "$(id)", "`id`", "'", '"', "\\", "\\\\'", "\n", "\r\n", "-", "--", "-e", "-n", "--help", "%s", "%%", " ", "\t", "*", "~", "é", "✓", "😀", "\u202e", "\uFEFF");
 const arg = fc.oneof(

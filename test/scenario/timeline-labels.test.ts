@@ -75,7 +75,7 @@ describe("timeline.svg labels", () => {
         fc.integer({ min: 1000, max: 600_000 }),
         (marks, bands, span) => {
           const report = {
-            scenario: "busy", suite: "trixie", systemd: 257, verdict: "pass", skipReason: null, error: null, bug: null,
+            scenario: "busy", suite: "trixie", systemd: 257, verdict: "pass", skipReason: null, error: null, bug: null, why: null,
             startedAt: at(0), endedAt: at(span), checks: [], tasks: [], facts: {}, storages: [], leftovers: [],
             cgroupLayout: "unified", durationMs: span, kept: {},
             marks: marks.map((m, i) => ({ at: at(m.t % (span + 1)), kind: i % 2 ? "restart" : "cgroup.kill", label: m.label })),

@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { CLI } from "../../support/cli";
+import { CLI } from "../../support/cli.ts";
 import { readProcStat } from "../../../lib/proc/stat.ts";
 
 /** `outlive mcp` on stdio, spawned by the SDK's own client as an agent's harness spawns it. */
