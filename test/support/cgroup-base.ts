@@ -33,8 +33,7 @@ function processesIn(dir: string): string[] {
  * evidence rather than asking it of the moment the last test returns: the
  * placement removes each task's cgroup itself once its last process has
  * gone, in the background. So this waits for every cgroup in the base to go,
- * then removes the base if the placement has not (a spawn refused after it
- * made the base leaves it empty). A cgroup still there after `boundMs` is a
+ * then removes the base if the placement has not. A cgroup still there after `boundMs` is a
  * finding, not a slow machine (a process the file left running, or a
  * placement that left a cgroup behind): it is killed and removed, and this
  * throws naming each with its processes.

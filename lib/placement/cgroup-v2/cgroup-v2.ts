@@ -164,7 +164,7 @@ export class CgroupV2Placement implements Placement {
         await writeFile(join(dir, "pids.max"), String(task.pidsMax));
       }
     } catch (error) {
-      await removeCgroup(dir);
+      await this.remove(dir);
       throw error;
     }
     return {
