@@ -27,7 +27,8 @@ function outliveAsync(...args: string[]) {
   let err = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (err += d));
-  const done = new Promise<{ code: number | null; out: string; err: string }>((resolve) => child.on("exit", (code) => resolve({ code, out, err })));
+  // "close", not "exit": Node may emit exit before the pipes' last bytes are read.
+  const done = new Promise<{ code: number | null; out: string; err: string }>((resolve) => child.on("close", (code) => resolve({ code, out, err })));
   return { child, done, out: () => out };
 }
 

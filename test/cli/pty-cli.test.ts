@@ -75,7 +75,9 @@ it.skipIf(!hasTmux)("attach: raw keys in, output out, follows the terminal's siz
   expect(JSON.parse(outlive("wait", "att", "--timeout", "0", "--json").out).state).toBe("running");
 
   expect(tmux("new-session", "-d", "-s", "two", "-x", "80", "-y", "24", attach).status).toBe(0);
-  await waitUntil(() => false, 300, 50);
+  // Keys typed before attach has put the pane in raw mode are echoed by the pane itself, and
+  // a fixed 300 ms was not always enough under load: the size coming back says attach is live.
+  await sizeShows("two", 24, 80);
   tmux("send-keys", "-t", "two", "echo again-$((40+2))", "Enter");
   await onScreen("two", /^again-42$/m);
   tmux("send-keys", "-t", "two", "exit 5", "Enter");

@@ -6,11 +6,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CgroupV2Placement } from "../../lib/placement/cgroup-v2/cgroup-v2.ts";
 import { Supervisor } from "../../lib/supervisor/supervisor.ts";
+import { removePlacementBase } from "../support/cgroup-base.ts";
+import { waitFor } from "../support/wait.ts";
 
 const PREFIX = `dnspw${process.pid}`;
 const probe = await new CgroupV2Placement({ prefix: PREFIX }).probe();
@@ -18,10 +20,8 @@ if (!probe.ok) console.log(`spawner on Deno skipped: ${probe.reason}`);
 const options = { placement: "cgroup-v2" as const, prefix: PREFIX, mode: "daemon" as const, control: false };
 const MOD = new URL("../../lib/mod.ts", import.meta.url).href;
 
-function cleanBase(): void {
-  const base = probe.details.baseDir as string | undefined;
-  if (base && existsSync(base)) rmdirSync(base);
-}
+/** Waits for the placement's own removal of each task cgroup, then the base (see removePlacementBase). */
+const cleanBase = () => removePlacementBase(probe.details.baseDir as string | undefined);
 
 Deno.test({ name: "a Deno supervisor's spawner is Deno running the sources, and forks into the task's cgroup", ignore: !probe.ok }, async () => {
   const storage = mkdtempSync(join(tmpdir(), "outlive-deno-spawner-"));
@@ -39,7 +39,7 @@ Deno.test({ name: "a Deno supervisor's spawner is Deno running the sources, and 
   } finally {
     await sup.close();
     rmSync(storage, { recursive: true, force: true });
-    cleanBase();
+    await cleanBase();
   }
 });
 
@@ -59,12 +59,12 @@ Deno.test({ name: "a Deno supervisor SIGKILLed once the spawn was sent: the task
   const second = await Supervisor.open({ storage, ...options });
   try {
     assert.equal(second.get("cut").state, "running");
-    for (let i = 0; i < 200 && !readFileSync(join(storage, "tasks", "cut", "io", "stdout"), "utf8"); i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor("the adopted task's output", () => readFileSync(join(storage, "tasks", "cut", "io", "stdout"), "utf8") !== "");
     assert.equal(readFileSync(join(storage, "tasks", "cut", "io", "stdout"), "utf8"), "ran\n");
     assert.equal((await second.kill("cut")).record.state, "killed");
   } finally {
     await second.close();
     rmSync(storage, { recursive: true, force: true });
-    cleanBase();
+    await cleanBase();
   }
 });

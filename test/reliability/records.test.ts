@@ -35,6 +35,7 @@ import {
   removeAll,
   writeTask,
 } from "./support/hostile-storage.ts";
+import { waitFor } from "../support/wait.ts";
 
 const PREFIX = "outlive-test-hostile";
 const open = (storage: string) => Supervisor.open({ storage, placement: "process-group", prefix: PREFIX, log: quietLog });
@@ -426,8 +427,7 @@ describe("a record naming a group, unit or cgroup that is not its own", () => {
     mkdirSync(victimDir);
     const sleeper = spawn("/bin/sh", ["-c", `echo $$ > ${victimDir}/cgroup.procs && exec sleep 60`], { detached: true, stdio: "ignore" });
     try {
-      await new Promise((r) => setTimeout(r, 200));
-      expect(readFileSync(join(victimDir, "cgroup.procs"), "utf8").trim()).toBe(String(sleeper.pid));
+      await waitFor("the victim in its cgroup", () => readFileSync(join(victimDir, "cgroup.procs"), "utf8").trim() === String(sleeper.pid));
       const root = storageWithGood();
       for (const location of [
         { cgroupDir: victimDir, cgroup: "/outlive-test-victim" },

@@ -1,8 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { readExitMarkerNow } from "../../lib/observe/exit-marker.ts";
 import { tempDir } from "../support/cli.ts";
 import { ServeChild } from "../support/serve-child.ts";
+import { waitFor } from "../support/wait.ts";
 
 const temp = tempDir("outlive-serve-");
 afterAll(() => temp.remove());
@@ -48,7 +50,9 @@ describe("outlive serve on its stdio", () => {
     await first.initialize();
     const task = await first.request<Record>("run", { shell: "sleep 1; exit 7" });
     await first.kill("SIGKILL");
-    await new Promise((r) => setTimeout(r, 1500));
+    // It ends while no server runs: its exit marker says so (a fixed 1.5 s was a guess a busy machine can outrun).
+    const exitFile = join(dir, "tasks", task.id, "io", "exit");
+    await waitFor("the task's exit code in its marker", () => readExitMarkerNow(exitFile).kind === "code");
     const second = serve(dir);
     const hello = await second.initialize() as { replay: { finished: Array<{ id: string }> } };
     expect(hello.replay.finished.map((f) => f.id)).toContain(task.id);

@@ -146,6 +146,7 @@ describe("lines that are not requests", () => {
   it("--max-line-bytes that is not a positive whole number is refused at start, naming it", async () => {
     const bad = started(["--max-line-bytes", "lots"]);
     const { code } = await bad.exited;
+    await bad.closed;
     expect(code).not.toBe(0);
     expect(bad.stderr).toMatch(/--max-line-bytes/);
     expect(bad.stderr).toMatch(/lots/);

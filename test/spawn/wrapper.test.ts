@@ -31,7 +31,6 @@ function survivors(pgids: Set<number>): number[] {
   return found;
 }
 
-/** True while any process, a zombie too, is in group `pgid` (what kill(-pgid, 0) answers). */
 describe("the wrapper", () => {
   it("leaves not even a zombie in its group once it is reaped: it reaps its warden, the warden its sleep (50 runs)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "outlive-wrapper-"));
@@ -52,7 +51,9 @@ describe("the wrapper", () => {
       const argv = wrapperArgv({ command: { argv: ["true"] }, enterCgroupProcs: null, deadlineSeconds: 86_000, graceMs: 100, timedOutFile: "/dev/null" });
       pgids.add((await run(argv)).pid);
     }
-    await new Promise((r) => setTimeout(r, 300));
+    // Each wrapper ends its warden as its command ends; a busy machine may run the wardens' ends late,
+    // so the look waits for them (a fixed 300 ms was a guess), and a warden still there after 10 s is one left behind.
+    await waitUntil(() => survivors(pgids).length === 0, 10_000, 20);
     const left = survivors(pgids);
     for (const pid of left) process.kill(pid, "SIGKILL");
     expect(left).toEqual([]);
@@ -92,7 +93,9 @@ describe("the wrapper", () => {
       for (let look = 0; look < 50; look++) {
         members = survivors(new Set([child.pid!])).flatMap((pid) => {
           try {
-            return [readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(0, -1)];
+            const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(0, -1);
+            // Empty: it ended after survivors() read its state, and is a zombie until the warden reaps it.
+            return argv.length > 0 ? [argv] : [];
           } catch {
             return [];
           }

@@ -21,6 +21,8 @@ export class ServeChild {
   readonly received: Array<Record<string, unknown>> = [];
   stderr = "";
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Settles once its pipes have closed as well, so all it wrote has been read ("exit" may come first). */
+  readonly closed: Promise<void>;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: WireError) => void }>();
   private readonly listeners = new Set<() => void>();
@@ -29,6 +31,7 @@ export class ServeChild {
   constructor(args: string[], env: NodeJS.ProcessEnv = process.env, command: string[] = [process.execPath, BIN]) {
     this.child = spawn(command[0], [...command.slice(1), "serve", ...args], { stdio: ["pipe", "pipe", "pipe"], env });
     this.exited = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve({ code, signal })));
+    this.closed = new Promise((resolve) => this.child.once("close", () => resolve()));
     let buffered = "";
     this.child.stdout!.setEncoding("utf8");
     this.child.stdout!.on("data", (chunk: string) => {
