@@ -63,8 +63,7 @@ export class ForeignModule {
   /** Its stdout, line by line, as it came. */
   readonly lines: string[] = [];
   stderr = "";
-  readonly spawnedAt = new Date().toISOString();
-  private readonly spawnedMs = Date.now();
+  readonly spawnedAt: string;
   exitedAt: string | null = null;
   readonly exited: Promise<{ code: number | null; signal: string | null }>;
   /** What the timeline shows for it. */
@@ -74,8 +73,10 @@ export class ForeignModule {
   private readonly lineListeners: Array<(line: string) => void> = [];
   private spawnError: Error | null = null;
 
-  private constructor(child: ChildProcess, readonly spec: ForeignModuleSpec) {
+  /** `spawnedMs`: the clock just before the spawn (see start). */
+  private constructor(child: ChildProcess, readonly spec: ForeignModuleSpec, private readonly spawnedMs: number) {
     this.child = child;
+    this.spawnedAt = new Date(spawnedMs).toISOString();
     child.stdin!.on("error", () => {});
     child.once("error", (e) => (this.spawnError = e));
     this.exited = new Promise((r) =>
@@ -97,8 +98,12 @@ export class ForeignModule {
     const missing = commandProblem(spec.argv[0], { ...process.env, ...spec.env }.PATH ?? "");
     if (missing) throw new Error(`module ${JSON.stringify(spec.argv[0])} could not be started: ${missing}`);
     const argv = [...wrap, ...spec.argv];
+    // Read before the spawn, not after: a module can make its ready file while this process waits for a CPU
+    // after spawn() returns, and a file older than a clock read after that would be taken for a previous
+    // incarnation's, so the module never counted as ready (seen once on a 2-core machine running the suite).
+    const spawnedMs = Date.now();
     const child = spawn(argv[0], argv.slice(1), { cwd: spec.cwd, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...spec.env } });
-    const mod = new ForeignModule(child, spec);
+    const mod = new ForeignModule(child, spec, spawnedMs);
     await mod.waitReady();
     return mod;
   }
