@@ -7,6 +7,7 @@ import { ModuleCgroup } from "../../harness/inside/daemon/module-cgroup.ts";
 import { chooseModuleKill, eventsSayFrozen } from "../../harness/inside/daemon/module-kill.ts";
 import { cgroupProcs, findCgroup2Mount, killCgroup } from "../../lib/placement/cgroup-fs.ts";
 import { readProcStat } from "../../lib/proc/stat.ts";
+import { runToEnd } from "../support/run-to-end.ts";
 
 describe("chooseModuleKill: how the daemon ends a module's cgroup", () => {
   it("auto takes cgroup.kill where the kernel has it (5.14+)", () => {
@@ -88,13 +89,9 @@ describe.skipIf(why !== null)("freeze-and-kill on a real cgroup: what the daemon
       expect(readFileSync(join(cgroup.dir, "cgroup.freeze"), "utf8").trim()).toBe("0");
 
       // Thawed: the next module enters the same cgroup and runs.
-      const next = spawn(cgroup.enterArgv()[0], [...cgroup.enterArgv().slice(1), "sh", "-c", "echo next"], { stdio: ["ignore", "pipe", "inherit"] });
-      const out = await new Promise<string>((resolve) => {
-        let text = "";
-        next.stdout!.on("data", (d) => (text += d));
-        next.on("exit", () => resolve(text));
-      });
-      expect(out).toBe("next\n");
+      const [enter, ...enterArgs] = cgroup.enterArgv();
+      const out = await runToEnd(enter!, [...enterArgs, "sh", "-c", "echo next"], { timeoutMs: 10_000 });
+      expect(out).toEqual({ status: 0, signal: null, stdout: "next\n", stderr: "", error: undefined });
     } finally {
       await cgroup.remove();
     }
