@@ -172,14 +172,23 @@ export async function runScenarioIn(
   } catch (error) {
     driverOutput = `the driver could not be run: ${(error as Error).message}`;
   } finally {
+    // A machine armed to take a reboot as a reset goes back to ending qemu on one: the scenarios after see a death.
+    if (scenario.reboot) await container.endReboots().catch(() => {});
     // Whatever happened, nothing of this scenario stays running in the container.
     await container.exec(["systemctl", "--user", "stop", `${unit}.service`, `${unit}-after-reboot.service`, `${prefix}.slice`], { user: true, timeoutMs: 20_000 }).catch(() => {});
     for (const { dir } of tmpfs) await container.exec(["umount", dir], { timeoutMs: 20_000 }).catch(() => {});
     for (const { dir, image } of disks) await container.exec(["sh", "-c", 'umount "$1"; rm -f "$2"', "sh", dir, image], { timeoutMs: 20_000 }).catch(() => {});
   }
   writeFileSync(join(reportDir, "driver.log"), driverOutput);
+  // The console, where the machine has one, beside the report: read and written once, for whichever of the two below asks.
+  const consolePath = join(reportDir, "console.log");
+  let consoleText: string | null = null;
+  const keepConsole = (): string => {
+    if (consoleText === null && container.machine.consoleLog) writeFileSync(consolePath, (consoleText = container.machine.consoleLog()));
+    return consoleText ?? "";
+  };
   // A reboot's shutdown (what systemd stopped, and how) is only on the console: the guest's journal starts again with each boot.
-  if (scenario.reboot && container.machine.consoleLog) writeFileSync(join(reportDir, "console.log"), container.machine.consoleLog());
+  if (scenario.reboot) keepConsole();
 
   const driverReportPath = join(runDir, "driver-report.json");
   const beforeRebootPath = join(runDir, REBOOT_FILES.before);
@@ -207,6 +216,8 @@ export async function runScenarioIn(
       return journal;
     }).catch((e) => `could not be read: ${(e as Error).message}`);
     report.kept.storage = runDir;
+    // The console (a vm guest's: every boot, a panic, a reboot) goes before the machine's teardown removes it.
+    if (keepConsole()) report.kept.console = consolePath;
   } else {
     rmSync(runDir, { recursive: true, force: true });
   }
@@ -219,7 +230,9 @@ export async function runScenarioIn(
   log(`  report: ${join(reportDir, "report.json")}  timeline: ${join(reportDir, "timeline.svg")}`);
   // A driver that died before writing its report: its last words are the only account, so show them here too.
   if (!driver) log(`  driver output (last lines): ${driverOutput.trim().split("\n").slice(-6).join(" | ") || "(none)"}`);
-  if (report.kept.storage) log(`  kept: journal ${report.kept.journal}, storage ${report.kept.storage}, driver output ${join(reportDir, "driver.log")}`);
+  // A machine that died under the driver: CI's printed output is all that reaches a reader, so what it said last is printed too.
+  if (!driver) for (const line of (await container.machine.lastWords?.()) ?? []) log(`  machine: ${line}`);
+  if (report.kept.storage) log(`  kept: journal ${report.kept.journal}, storage ${report.kept.storage}, driver output ${join(reportDir, "driver.log")}${report.kept.console ? `, console ${report.kept.console}` : ""}`);
   return { name, suite, systemd, verdict: report.verdict, why, durationMs: report.durationMs, reportDir, facts: report.facts, ...(options.file ? { file: options.file } : {}) };
 }
 

@@ -95,7 +95,8 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
       for (const [i, t] of targets.entries()) {
         // A scenario that left its machine unanswering (a reboot that never came back) fails alone: the next gets a new machine.
         if (i > 0 && !(await answers(container))) {
-          log(`${suite}: ${container.info.name} no longer answers; booting a new machine for the scenarios left`);
+          const said = (await container.machine.lastWords?.())?.[0];
+          log(`${suite}: ${container.info.name} no longer answers${said ? ` (${said})` : ""}; booting a new machine for the scenarios left`);
           const down = await container.teardown();
           current = null;
           if (!down.clean) log(`${suite}: teardown left ${JSON.stringify(down.leftovers)}`);

@@ -112,4 +112,24 @@ describe.skipIf(vmMissing !== null)("host-reboot under --engine vm: a power cut 
     const built = await runScenarioIn(c, "soak-power", log, { reportsDir: join(reports, "soak"), params: SOAK });
     expect(built.verdict, `${built.why}\n${lines.join("\n")}`).toBe("pass");
   }, 30 * 60_000);
+
+  // Last: it ends the machine (afterAll's teardown then finds qemu gone and must still leave nothing).
+  it("a guest that panics under a scenario: the run says how qemu ended and what the console said, and keeps the console", async () => {
+    let panicked: Promise<unknown> | null = null;
+    const seen: string[] = [];
+    const run = await runScenarioIn(c, "restart-adopt", (line) => {
+      seen.push(line);
+      log(line);
+      // The kernel's own crash (sysrq c), as the driver starts: with panic=-1 the kernel restarts at once, and
+      // qemu's -no-reboot turns that into qemu's end, as a guest that died in CI ended it. The agent dies with it.
+      if (panicked === null && line.endsWith(": running")) panicked = c.exec(["sh", "-c", "echo c > /proc/sysrq-trigger"], { timeoutMs: 10_000 }).catch(() => null);
+    }, { reportsDir: join(reports, "panic") });
+    await panicked;
+    expect(run.verdict, seen.join("\n")).toBe("fail");
+    expect(seen, seen.join("\n")).toContain("  machine: qemu exited with code 0");
+    expect(seen.some((l) => /^ {2}machine: console: .*(Kernel panic|sysrq: Trigger a crash)/.test(l)), seen.join("\n")).toBe(true);
+    const report = JSON.parse(readFileSync(join(run.reportDir, "report.json"), "utf8")) as ScenarioReport;
+    expect(report.kept.console).toBe(join(run.reportDir, "console.log"));
+    expect(readFileSync(report.kept.console!, "utf8")).toMatch(/Kernel panic|sysrq: Trigger a crash/);
+  }, 10 * 60_000);
 });

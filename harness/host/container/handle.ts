@@ -123,6 +123,11 @@ export class ContainerHandle {
     await this.machine.prepareReboot?.();
   }
 
+  /** Undoes prepareReboot once no reboot is to come (see Machine.endReboots); a no-op on an engine with nothing to undo. */
+  async endReboots(): Promise<void> {
+    await this.machine.endReboots?.();
+  }
+
   /** `exec(["/bin/sh", "-c", script])`, for the many small checks scenarios make. */
   shell(script: string, options: ExecOptions = {}): Promise<ExecResult> {
     return this.exec(["/bin/sh", "-c", script], options);

@@ -67,8 +67,22 @@ export interface Machine {
    * a reboot asked for later is sent within moments of the ask.
    */
   prepareReboot?(): Promise<void>;
+  /**
+   * Undoes what prepareReboot set once the scenario that could reboot has
+   * ended (vm: a guest that reboots or panics by itself ends qemu again, so
+   * the scenarios after it meet a machine that says it died, not one that
+   * came back from a boot nobody asked for).
+   */
+  endReboots?(): Promise<void>;
   /** The machine's console as logged so far (the vm engine's serial console: every boot, the shutdowns between), where there is one. */
   consoleLog?(): string;
+  /**
+   * What the machine said last, a few lines for a person reading why a
+   * scenario's driver ended without a report (the vm engine: whether qemu
+   * has exited, and its console's last lines: a guest that panicked or
+   * rebooted ends qemu, and a clean teardown removes the console after).
+   */
+  lastWords?(): Promise<string[]>;
 }
 
 /**

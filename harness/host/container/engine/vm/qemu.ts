@@ -141,7 +141,29 @@ export function launchQemu(argv: string[], paths: VmPaths): ProcessIdentity {
   if (child.pid === undefined || stat === null) {
     throw new ContainerError("boot-failed", `could not start ${argv[0]}: ${qemuSaid(paths) || "no pid"}`, [paths.qemuLog]);
   }
-  return { pid: child.pid, startTime: stat.startTime };
+  const identity = { pid: child.pid, startTime: stat.startTime };
+  // Unref'd, the child still reports its end while this process lives: a guest that panicked or rebooted under
+  // -no-reboot ends qemu with 0; a qemu that crashed ends by a signal, with nothing on the guest's console.
+  endings.set(key(identity), new Promise((resolve) => child.once("exit", (code, signal) => resolve(signal ? `was ended by ${signal}` : `exited with code ${code}`))));
+  return identity;
+}
+
+/** How each qemu this process launched ends, by pid and start time: settles once the child's exit is seen. */
+const endings = new Map<string, Promise<string>>();
+const key = (p: ProcessIdentity) => `${p.pid}@${p.startTime}`;
+
+/**
+ * How a qemu this process launched ended ("exited with code 0", "was ended by SIGSEGV"), waiting up to `waitMs`
+ * for its exit to be seen: a qemu that has just ended is a zombie (gone to isSameProcess) until this process's
+ * event loop reaps it, a window a loaded machine widens. null: launched by another process, or not ended within
+ * the wait.
+ */
+export async function qemuEnding(qemu: ProcessIdentity, waitMs: number): Promise<string | null> {
+  const ending = endings.get(key(qemu));
+  if (!ending) return null;
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)));
+  return Promise.race([ending, bound]).finally(() => clearTimeout(timer));
 }
 
 /** qemu's last line of complaint, for a boot that failed. */

@@ -10,7 +10,7 @@ import type { Log } from "../../image/rootfs.ts";
 import { commonState, type CommonState, saveState } from "../../state.ts";
 import { GuestAgent } from "./guest-agent.ts";
 import { qmpCommand } from "./qmp.ts";
-import { AGENT_CHARDEV, consoleSaid, launchQemu, makeOverlay, NODE_DIR_INSIDE, qemuArgv, qemuSaid, type Share, type VmPaths, vmPaths, vmShares } from "./qemu.ts";
+import { AGENT_CHARDEV, consoleLines, consoleSaid, launchQemu, makeOverlay, NODE_DIR_INSIDE, qemuArgv, qemuEnding, qemuSaid, type Share, type VmPaths, vmPaths, vmShares } from "./qemu.ts";
 import { ensureGuestImage } from "./guest-image.ts";
 import { type AccelChoice, type AccelOption, chooseAccel, DEFAULT_QEMU } from "./accel-probe.ts";
 import { lastConsoleLine, stallDecision } from "./reboot-stall.ts";
@@ -22,6 +22,10 @@ export type { VmState };
 
 /** How long an open agent connection may hear nothing before it is taken for deaf and made afresh (see dropAgentIfDeaf). */
 const AGENT_DEAF_MS = 30_000;
+/** How many of the console's last lines `lastWords` gives: a panic's or a reboot's own lines, and what led to them. */
+const LAST_WORDS_LINES = 12;
+/** How long `lastWords` waits for a qemu that is gone to be reaped, so that its exit code or signal is known. */
+const ENDING_WAIT_MS = 5_000;
 const VM_TOOLS: readonly ToolNeed[] = [["qemu-img", "qemu-utils"], ["mkfs.ext4", "e2fsprogs"], ["debootstrap", "debootstrap"]];
 /** A clean PATH inside: the guest agent's own environment is not the one a login has. */
 const INSIDE_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -363,12 +367,31 @@ export class VmMachine implements Machine {
     this.armedBootId = id;
   }
 
+  async endReboots(): Promise<void> {
+    this.armedBootId = null;
+    // qemu's -no-reboot is this action: a reboot (a panic's under panic=-1 among them) shuts the machine down.
+    await qmpCommand(this.state.paths.qmp, "set-action", 10_000, { reboot: "shutdown" });
+  }
+
   consoleLog(): string {
     try {
       return readFileSync(this.state.paths.console, "utf8");
     } catch {
       return "";
     }
+  }
+
+  async lastWords(): Promise<string[]> {
+    const said = qemuSaid(this.state.paths);
+    const running = isSameProcess(this.state.qemu);
+    const ending = running ? null : (await qemuEnding(this.state.qemu, ENDING_WAIT_MS)) ?? "has exited";
+    const qemu = running ? "qemu still runs" : `qemu ${ending}${said ? ` (its log ends: ${said})` : ""}`;
+    const lines = consoleLines(this.consoleLog());
+    const tail = lines.slice(-LAST_WORDS_LINES);
+    // A panic's own line comes before its trace, which alone fills the tail: it is given first.
+    const cause = lines.filter((l) => /Kernel panic|BUG: |Oops: |general protection fault|reboot: /.test(l)).at(-1);
+    const before = cause && !tail.includes(cause) ? [cause, "…"] : [];
+    return [qemu, ...[...before, ...tail].map((l) => `console: ${l.slice(0, 200)}`)];
   }
 
   /** The guest kernel's boot id, "" when the agent does not answer within the bound. */
