@@ -32,7 +32,8 @@ import type { PtySize } from "../pty/size.ts";
  *   is-system-running` said `stopping` (asked only then, the moment the TERM
  *   came, and heard until 4 s after it: under a scope's 5 s stop timeout;
  *   asked first of the system bus, `system_bus`, by a fork of the shim
- *   with no exec, and of systemctl where that fails), a
+ *   with no exec, and of systemctl where that fails; asked only where
+ *   systemd runs the host, `/run/systemd/system`, or as `host_systemd` says), a
  *   last look at the output bound, then the code in fd 3 as `printf
  *   '%-3s\n'` writes it (128 + N for signal N), and exit with it.
  * - A TERM from outside is only noted (the command got it too); HUP, INT
@@ -96,6 +97,12 @@ export interface ShimSettings {
    * `/run/dbus/system_bus_socket`, null for none (systemctl alone).
    */
   systemBus?: string | null;
+  /**
+   * Whether systemd runs the host, so that it can be asked whether it is
+   * stopping: absent, the shim looks (`/run/systemd/system`, as sd_booted
+   * does); true or false says so instead (tests of the asking itself).
+   */
+  hostSystemd?: boolean;
   /** The cgroup v2 mount: at its end the shim copies its cgroup's `pids.events` and `cpu.stat` into `io/`. */
   limitStats?: string | null;
 }
@@ -136,6 +143,7 @@ export function encodeShimSettings(s: ShimSettings): Buffer {
     );
   }
   if (s.systemBus !== undefined) fields.push(["system_bus", s.systemBus ?? ""]);
+  if (s.hostSystemd !== undefined) fields.push(["host_systemd", s.hostSystemd ? "1" : "0"]);
   if (s.limitStats) fields.push(["limit_stats", s.limitStats]);
   fields.push(["end", ""]);
   const bad = fields.find(([, v]) => v.includes("\0"));

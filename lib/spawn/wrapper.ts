@@ -92,7 +92,8 @@ import type { TaskCommand } from "../store/record/record.ts";
  *   whether the system is stopping (`systemctl is-system-running`, bounded
  *   at 3 s, under the scope's default stop timeout of 5 s, after which
  *   systemd sends KILL: at a shutdown on a slow machine the answer took over
- *   1 s; only on a TERM, so a task's ordinary end costs nothing) and, if
+ *   1 s; only on a TERM, so a task's ordinary end costs nothing; only where
+ *   systemd runs the host, `/run/systemd/system`, as the shim) and, if
  *   so, makes `io/host-stopping`: a clean shutdown or reboot ended the
  *   task, which is what its end must say after the reboot.
  */
@@ -151,7 +152,7 @@ trap 'got_term=1' TERM
 ) 2>&4 3>&- 4>&-
 rc=$?
 { set -C; true >"\${timedout%/*}/ended"; } 2>/dev/null; set +C
-if [ -n "$got_term" ] && [ "$(timeout 3 systemctl is-system-running 2>/dev/null)" = stopping ]; then
+if [ -n "$got_term" ] && [ -d /run/systemd/system ] && [ "$(timeout 3 systemctl is-system-running 2>/dev/null)" = stopping ]; then
   { set -C; true >"\${timedout%/*}/host-stopping"; } 2>/dev/null; set +C
 fi
 if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd 2>/dev/null; fi

@@ -9,7 +9,11 @@
 //! answer took over 3 s; asked only once the command had ended, it came too
 //! late. It asks the system bus itself (dbus.rs) from a fork of its own, and
 //! runs systemctl only where that fails. The only fork the shim makes
-//! besides the command.
+//! besides the command. Where systemd does not run the host (no
+//! `/run/systemd/system`: a container with another init, a CI job's pid
+//! namespace) nothing can say `stopping`, so nothing is asked: on a loaded
+//! machine systemctl's exec alone outlasted the kill ladder's 2 s grace, and
+//! the ladder's KILL took the shim while it waited, before it wrote the code.
 
 use crate::clock;
 use crate::dbus;
@@ -77,6 +81,11 @@ impl Asking {
             self.reaped = true;
         }
     }
+}
+
+/// Whether systemd runs this host, as sd_booted(3) tells: `/run/systemd/system` is a directory.
+pub fn systemd_runs_host() -> bool {
+    matches!(sys::stat(&sys::cstring(b"/run/systemd/system")), Ok(st) if sys::is_dir(&st))
 }
 
 /// Starts asking, now; None where it cannot be started (the answer is then no).

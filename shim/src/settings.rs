@@ -67,6 +67,9 @@ pub struct Settings {
     pub restart: Option<Restart>,
     /// The system bus's socket, asked whether the host is stopping (host.rs); None: systemctl alone is asked.
     pub system_bus: Option<Vec<u8>>,
+    /// Whether systemd runs the host, so that asking whether it is stopping has an answer: None, look
+    /// (`/run/systemd/system`, as sd_booted does); `host_systemd=1` or `0` says so instead.
+    pub host_systemd: Option<bool>,
     /// The cgroup v2 mount: copy the cgroup's limit counters into `io/` at the end (limits.rs).
     pub limit_stats: Option<Vec<u8>>,
 }
@@ -117,7 +120,7 @@ pub fn shown(v: &[u8]) -> String {
     format!("\"{}\"", s)
 }
 
-const SINGLE: [&str; 19] = [
+const SINGLE: [&str; 20] = [
     "id",
     "io",
     "enter",
@@ -136,6 +139,7 @@ const SINGLE: [&str; 19] = [
     "restart_max",
     "restart_delay_ms",
     "system_bus",
+    "host_systemd",
     "limit_stats",
 ];
 const LAST_SINGLE: &str = "restart_delay_max_ms";
@@ -318,6 +322,12 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
         Some(b"") => None,
         Some(v) => Some(absolute("system_bus", v)?),
     };
+    let host_systemd = match f.get("host_systemd") {
+        None => None,
+        Some(b"1") => Some(true),
+        Some(b"0") => Some(false),
+        Some(v) => return Err(format!("host_systemd: expected 1 or 0, got {}", shown(v))),
+    };
     let limit_stats = match f.get("limit_stats") {
         None => None,
         Some(v) => Some(absolute("limit_stats", v)?),
@@ -334,6 +344,7 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
         pty,
         restart,
         system_bus,
+        host_systemd,
         limit_stats,
     })
 }

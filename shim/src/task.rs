@@ -58,6 +58,8 @@ pub struct Task {
     asking: Option<host::Asking>,
     /// Where the system bus is asked that (settings' `system_bus`).
     system_bus: Option<Vec<u8>>,
+    /// Whether there is anyone to ask: systemd runs the host (host.rs).
+    asks_host: bool,
     last_code: Option<i32>,
     limit_stats: Option<Vec<u8>>,
 }
@@ -119,6 +121,7 @@ impl Task {
             term_from_outside: false,
             asking: None,
             system_bus: s.system_bus.clone(),
+            asks_host: s.host_systemd.unwrap_or_else(host::systemd_runs_host),
             last_code: None,
             limit_stats: s.limit_stats,
         }
@@ -264,7 +267,7 @@ impl Task {
     fn on_term(&mut self, own: bool) {
         if !own {
             self.term_from_outside = true;
-            if self.asking.is_none() {
+            if self.asking.is_none() && self.asks_host {
                 self.asking = host::ask(self.system_bus.as_deref());
             }
             self.stop_policy();

@@ -49,6 +49,7 @@ describe.skipIf(!shim.path)("outlive-shim refuses bad settings", () => {
     ["a relative io", (_io, id, ran) => good("tasks/t/io", id, ran), /^outlive-shim: io: not an absolute path/],
     ["a missing io directory", (io, id, ran) => good(`${io}/nonexistent`, id, ran), /^outlive-shim: io: .*No such file or directory/],
     ["a relative enter", (io, id, ran) => good(io, id, ran, (f) => [...f.slice(0, 3), "enter=cgroup.procs", ...f.slice(3)]), /^outlive-shim: enter: not an absolute path/],
+    ["a host_systemd that is not 1 or 0", (io, id, ran) => good(io, id, ran, (f) => [...f.slice(0, -1), "host_systemd=yes", "end="]), /^outlive-shim: host_systemd: expected 1 or 0, got "yes"/],
     ["a key given twice", (io, id, ran) => good(io, id, ran, (f) => [...f.slice(0, 3), "watch=poll", ...f.slice(3)]), /^outlive-shim: watch: given twice/],
     ["argv mode with no program", (io, id, ran) => good(io, id, ran, (f) => f.filter((x) => !x.startsWith("arg="))), /^outlive-shim: arg: missing/],
     ["a shell without its script", (io, id, ran) => good(io, id, ran, (f) => [...f.filter((x) => !x.startsWith("arg=") && !x.startsWith("mode=")).slice(0, -1), "mode=shell", "shell=/bin/sh", "end="]), /^outlive-shim: script: missing/],

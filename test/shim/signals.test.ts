@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -77,13 +77,14 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
         chmodSync(join(bin, dir, "systemctl"), 0o755);
         return { ...process.env, PATH: `${join(bin, dir)}:${process.env.PATH}` };
       };
-      // No system bus (systemBus: null), so systemctl alone is asked, whatever bus this machine has.
-      const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null }, env: fake("stopping", "echo stopping") });
-      const silent = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null }, env: fake("silent", "exec sleep 60") });
+      // No system bus (systemBus: null), so systemctl alone is asked, whatever bus this machine has; and
+      // asked as on a host that systemd runs (hostSystemd), whatever runs this one.
+      const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null, hostSystemd: true }, env: fake("stopping", "echo stopping") });
+      const silent = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null, hostSystemd: true }, env: fake("silent", "exec sleep 60") });
       // A machine slow at its shutdown: the answer takes 3.2 s, and the command 1 s to end after its TERM. Asked
       // only once the command had ended, and given 3 s then, the answer came too late (a TCG guest in CI).
       const slow = startShim(SHIM, {
-        settings: { command: { argv: ["bash", "-c", "trap 'sleep 1; exit 143' TERM; sleep 60 & wait"] }, systemBus: null },
+        settings: { command: { argv: ["bash", "-c", "trap 'sleep 1; exit 143' TERM; sleep 60 & wait"] }, systemBus: null, hostSystemd: true },
         env: fake("slow", "sleep 3.2; echo stopping"),
       });
       await waitForChild(stopping, "sleep");
@@ -115,8 +116,8 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
       writeFileSync(join(bin, "systemctl"), "#!/bin/sh\necho running\n");
       chmodSync(join(bin, "systemctl"), 0o755);
       const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
-      const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: stoppingBus.path }, env });
-      const running = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: runningBus.path }, env });
+      const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: stoppingBus.path, hostSystemd: true }, env });
+      const running = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: runningBus.path, hostSystemd: true }, env });
       await waitForChild(stopping, "sleep");
       await waitForChild(running, "sleep");
       process.kill(-stopping.pid, "SIGTERM");
@@ -130,6 +131,37 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
     } finally {
       await stoppingBus.close();
       await runningBus.close();
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it("asks nothing where systemd does not run the host: a TERM from outside is recorded without systemctl, however slow it would be", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "outlive-shim-bin-"));
+    const asked = join(bin, "asked");
+    try {
+      // A systemctl that would say stopping, and leaves a trace of every time it is run.
+      writeFileSync(join(bin, "systemctl"), `#!/bin/sh\necho "$$" >> ${asked}\nsleep 3\necho stopping\n`);
+      chmodSync(join(bin, "systemctl"), 0o755);
+      const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+      const told = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null, hostSystemd: false }, env });
+      // Left to look for itself: on this machine /run/systemd/system says whether systemd runs it.
+      const looked = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null }, env });
+      await waitForChild(told, "sleep");
+      await waitForChild(looked, "sleep");
+      process.kill(-told.pid, "SIGTERM");
+      process.kill(-looked.pid, "SIGTERM");
+      expect(await codeOf(told)).toBe(143);
+      expect(told.has("host-stopping")).toBe(false);
+      expect(await codeOf(looked)).toBe(143);
+      if (existsSync("/run/systemd/system")) {
+        console.log("signals.test.ts: systemd runs this host, so the shim that looked asked, as it should");
+        expect(looked.has("host-stopping")).toBe(true);
+        expect(readFileSync(asked, "utf8").trim().split("\n")).toHaveLength(1);
+      } else {
+        expect(looked.has("host-stopping")).toBe(false);
+        expect(existsSync(asked), "systemctl was run").toBe(false);
+      }
+    } finally {
       rmSync(bin, { recursive: true, force: true });
     }
   });
