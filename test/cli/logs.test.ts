@@ -9,10 +9,13 @@ import { waitFor } from "../support/wait.ts";
 const CLI = join(__dirname, "..", "..", "dist", "scripts", "outlive.js");
 const storage = mkdtempSync(join(tmpdir(), "outlive-logs-"));
 const sup = await Supervisor.open({ storage, log: () => {} });
+// Where a refused `run` is pointed (the CLI makes a storage before it checks the spec): removed with the file's own.
+const refusedStorage = `${storage}-refused`;
 afterAll(async () => {
   await sup.stopAll();
   await sup.close();
   rmSync(storage, { recursive: true, force: true });
+  rmSync(refusedStorage, { recursive: true, force: true });
 });
 
 function outlive(...args: string[]) {
@@ -120,7 +123,7 @@ describe("outlive logs", () => {
       expect(r.err.trim().split("\n")[0]).toMatch(message);
       expect(r.out).toBe("");
     }
-    const bad = spawnSync(process.execPath, [CLI, "run", "--storage", mkdtempSync(join(tmpdir(), "outlive-logs-bad-")), "--max-output", "100", "--", "true"], { encoding: "utf8" });
+    const bad = spawnSync(process.execPath, [CLI, "run", "--storage", refusedStorage, "--max-output", "100", "--", "true"], { encoding: "utf8" });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--max-output to be 0 or an integer >= 4096, got `100` \(number\)/);
     expect(outlive("logs", "no-such-task")).toMatchObject({ code: 1, err: expect.stringMatching(/No task "no-such-task"/) });
