@@ -268,6 +268,15 @@ fn absolute(key: &str, v: &[u8]) -> Result<Vec<u8>, String> {
     Ok(v.to_vec())
 }
 
+/// A yes-or-no setting: `1` or `0`.
+fn one_or_zero(key: &str, v: &[u8]) -> Result<bool, String> {
+    match v {
+        b"1" => Ok(true),
+        b"0" => Ok(false),
+        _ => Err(format!("{}: expected 1 or 0, got {}", key, shown(v))),
+    }
+}
+
 /// The settings in `input`, for the task whose id is `id` (the shim's argv[1]).
 pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
     let f = split(input)?;
@@ -303,11 +312,7 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
         b"poll" => Watch::Poll,
         v => return Err(format!("watch: expected inotify or poll, got {}", shown(v))),
     };
-    let command_pid = match f.need("command_pid")? {
-        b"1" => true,
-        b"0" => false,
-        v => return Err(format!("command_pid: expected 1 or 0, got {}", shown(v))),
-    };
+    let command_pid = one_or_zero("command_pid", f.need("command_pid")?)?;
     let command = command(&f)?;
     let pty = pty(&f)?;
     if pty.is_some() && command_pid {
@@ -324,9 +329,7 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
     };
     let host_systemd = match f.get("host_systemd") {
         None => None,
-        Some(b"1") => Some(true),
-        Some(b"0") => Some(false),
-        Some(v) => return Err(format!("host_systemd: expected 1 or 0, got {}", shown(v))),
+        Some(v) => Some(one_or_zero("host_systemd", v)?),
     };
     let limit_stats = match f.get("limit_stats") {
         None => None,
