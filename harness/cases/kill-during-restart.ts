@@ -19,7 +19,9 @@ const scenario = defineScenario({
   async inside(ctx) {
     const d = ctx.daemon();
     let mod = await d.start();
-    const t = await d.run({ id: "victim", argv: ["bash", "-c", "trap 'echo bye; exit 0' TERM; while :; do sleep 0.1; done"] });
+    const t = await d.run({ id: "victim", argv: ["bash", "-c", "trap 'echo bye; exit 0' TERM; echo armed; while :; do sleep 0.1; done"] });
+    // A TERM before bash has set its trap ends it without the trap (seen in CI under load): the kill comes after.
+    await ctx.waitFor("the victim to set its TERM trap", () => ctx.output(t.id).includes("armed"));
     const killing = mod.request("kill", { id: t.id, graceMs: 2000 }).then((r) => ({ ok: true, how: r.how }), (e: Error) => ({ ok: false, error: e.message }));
     ctx.mark("kill", "kill asked, then at once a drain 'restart'");
     mod = await d.restart("restart");
