@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { RunSpec, TaskRecord } from "../../lib/mod.ts";
 import { OutliveError } from "../../lib/errors.ts";
+import { checkRunSpec } from "../../lib/start/run-spec.ts";
 import { help, number, parseFlags, seconds } from "../cli/flags.ts";
 import { lockWaitMs, SUPERVISOR_FLAGS, SUPERVISOR_FLAGS_HELP, supervisorOptions } from "../cli/supervisor-flags.ts";
 import { reachStorage } from "../cli/reach.ts";
@@ -53,7 +54,7 @@ const FLAG_OF: Record<string, string> = {
   readyLog: "--ready-log", readyPort: "--ready-port", readyHttp: "--ready-http", readyTimeoutSeconds: "--ready-timeout",
   waitReady: "--wait-ready", ensure: "--ensure", restart: "--restart", restartMax: "--restart-max",
   restartDelaySeconds: "--restart-delay", restartDelayMaxSeconds: "--restart-delay-max", cpuCores: "--cpu", pidsMax: "--pids",
-  envFile: "--env-file", memoryMaxBytes: "--memory-max", maxOutputBytes: "--max-output", timeoutSeconds: "--timeout", key: "--key", cwd: "--cwd",
+  envFile: "--env-file", memoryMaxBytes: "--memory-max", maxOutputBytes: "--max-output", timeoutSeconds: "--timeout", key: "--key", cwd: "--cwd", shellPath: "--shell-path",
 };
 
 export async function runCommand(args: string[]): Promise<number> {
@@ -131,6 +132,10 @@ export async function runCommand(args: string[]): Promise<number> {
   const given = Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== undefined)) as RunSpec;
   let record: TaskRecord & { ensured?: { outcome: string; replaced: string | null; differs: string[] } };
   try {
+    // The spec's shapes are checked before the storage is reached, which makes it when it is missing: a refused
+    // command leaves nothing behind. The timeout's ceiling and the default shell are the opened supervisor's
+    // (or the holder's), so they are checked there; here only what holds under any supervisor.
+    checkRunSpec(given, { ceilingSeconds: Number.POSITIVE_INFINITY, shellPath: "/bin/sh" });
     record = await reachStorage(supervisorOptions(values), {
       direct: (sup) => sup.run(given),
       viaHolder: { op: "run", args: given as Record<string, unknown>, result: (r) => r as TaskRecord },

@@ -27,6 +27,22 @@ describe("one exit code per kind of failure, and --json errors", () => {
     expect(existsSync(join(storage, "tasks", "first"))).toBe(true);
   });
 
+  it("a run refused for its spec names the flag and makes no storage", async () => {
+    const fresh = join(temp.dir, "never-made");
+    const cases: [string[], string][] = [
+      [["--max-output", "100", "--", "true"], "--max-output"],
+      [["--cwd", join(temp.dir, "no-such-dir"), "--", "true"], "--cwd"],
+      [["--ensure", "--", "true"], "--ensure"],
+      [["--shell", "true", "--shell-path", "relative/sh"], "--shell-path"],
+    ];
+    for (const [args, named] of cases) {
+      const r = await outliveCliAwaited(["run", "--storage", fresh, ...args]);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.err, args.join(" ")).toContain(named);
+      expect(existsSync(fresh), args.join(" ")).toBe(false);
+    }
+  });
+
   it("says the same one line, for every command, of a storage path that is a file", async () => {
     const file = join(temp.dir, "a-file");
     writeFileSync(file, "not a storage\n");
