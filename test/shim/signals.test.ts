@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import { unfinishedGroupMembers } from "../support/group.ts";
 import { cleanupShims, codeOf, running, shimUnderTest, startShim, waitForChild, waitForText } from "../support/shim-task.ts";
 import { waitFor } from "../support/wait.ts";
 import { fakeSystemBus } from "../support/fake-system-bus.ts";
+import { fakeSystemctl } from "../support/fake-systemctl.ts";
 
 // The deadline, the kill ladder's group TERM and the other signals a task's group may be sent.
 const shim = shimUnderTest();
@@ -71,12 +72,7 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
   it("makes io/host-stopping when, after a TERM from outside, systemctl says the host is stopping; asked at the TERM, a slow one is heard while the command ends, a silent one is given until 4 s after it", async () => {
     const bin = mkdtempSync(join(tmpdir(), "outlive-shim-bin-"));
     try {
-      const fake = (dir: string, body: string) => {
-        mkdirSync(join(bin, dir));
-        writeFileSync(join(bin, dir, "systemctl"), `#!/bin/sh\n[ "$*" = is-system-running ] || exit 2\n${body}\n`);
-        chmodSync(join(bin, dir, "systemctl"), 0o755);
-        return { ...process.env, PATH: `${join(bin, dir)}:${process.env.PATH}` };
-      };
+      const fake = (dir: string, body: string) => fakeSystemctl(join(bin, dir), `[ "$*" = is-system-running ] || exit 2\n${body}`);
       // No system bus (systemBus: null), so systemctl alone is asked, whatever bus this machine has; and
       // asked as on a host that systemd runs (hostSystemd), whatever runs this one.
       const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null, hostSystemd: true }, env: fake("stopping", "echo stopping") });
@@ -113,9 +109,7 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
     const stoppingBus = await fakeSystemBus("stopping");
     const runningBus = await fakeSystemBus("running");
     try {
-      writeFileSync(join(bin, "systemctl"), "#!/bin/sh\necho running\n");
-      chmodSync(join(bin, "systemctl"), 0o755);
-      const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+      const env = fakeSystemctl(bin, "echo running");
       const stopping = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: stoppingBus.path, hostSystemd: true }, env });
       const running = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: runningBus.path, hostSystemd: true }, env });
       await waitForChild(stopping, "sleep");
@@ -140,9 +134,7 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
     const asked = join(bin, "asked");
     try {
       // A systemctl that would say stopping, and leaves a trace of every time it is run.
-      writeFileSync(join(bin, "systemctl"), `#!/bin/sh\necho "$$" >> ${asked}\nsleep 3\necho stopping\n`);
-      chmodSync(join(bin, "systemctl"), 0o755);
-      const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
+      const env = fakeSystemctl(bin, "sleep 3\necho stopping", asked);
       const told = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null, hostSystemd: false }, env });
       // Left to look for itself: on this machine /run/systemd/system says whether systemd runs it.
       const looked = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null }, env });

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import { isRunning, Supervisor } from "../../lib/internal.ts";
 import { START_TIME_PRECISION_MS } from "../../lib/proc/start-time.ts";
 import { taskPaths } from "../../lib/store/layout.ts";
 import { exitCodeWritten, waitFor } from "../support/wait.ts";
+import { fakeSystemctl } from "../support/fake-systemctl.ts";
 
 const storages: string[] = [];
 const open: Supervisor[] = [];
@@ -61,12 +62,9 @@ describe("kill", () => {
   it.skipIf(systemdRuns)("a kill's TERM ends the task within the grace, with its code, however slow systemctl would be where systemd does not run the host", async () => {
     const storage = mkdtempSync(join(tmpdir(), "outlive-kill-"));
     storages.push(storage);
-    const bin = join(storage, "bin");
-    mkdirSync(bin);
-    writeFileSync(join(bin, "systemctl"), `#!/bin/sh\necho "$$" >> ${join(storage, "asked")}\nsleep 5\necho stopping\n`);
-    chmodSync(join(bin, "systemctl"), 0o755);
+    const { PATH } = fakeSystemctl(join(storage, "bin"), "sleep 5\necho stopping", join(storage, "asked"));
     const sup = await supervisor(storage);
-    const t = await sup.run({ argv: ["sleep", "30"], env: { PATH: `${bin}:${process.env.PATH}` } });
+    const t = await sup.run({ argv: ["sleep", "30"], env: { PATH: PATH! } });
     const r = await sup.kill(t.id, { graceMs: 2000 });
     expect(r.how).toBe("term");
     expect(r.record).toMatchObject({ state: "killed", exitCode: 143 });
