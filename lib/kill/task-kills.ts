@@ -6,6 +6,7 @@ import type { PlacementName, TaskRecord } from "../store/record/record.ts";
 import type { TaskStore } from "../store/task-store.ts";
 import type { TaskTable } from "../store/task-table.ts";
 import { markTimedOut } from "./deadline-mark.ts";
+import { markKillAsked } from "./kill-asked.ts";
 import { type KillHow, killLadder } from "./kill-ladder.ts";
 import { ownsGroup } from "./owns-group.ts";
 
@@ -117,6 +118,8 @@ export class TaskKills {
       await store.write(record);
       table.commit(record);
     }
+    // After the record, before any signal (a resumed kill's too): the TERM is then known to the task as this kill's.
+    markKillAsked(store.paths(record.id));
     let how: KillHow;
     if (record.pid === null || record.pgid === null || record.startTime === null) {
       await placement.killAll(record);

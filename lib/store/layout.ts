@@ -215,6 +215,14 @@ export interface TaskPaths {
    * derives the name from the `timedOut` path it is given.
    */
   hostStopping: string;
+  /**
+   * Made (empty) by the supervisor just before the first signal of its kill,
+   * after the `killing` record: a TERM that finds it is the supervisor's
+   * kill, whose record already says how the task ends, so the shim and the
+   * wrapper do not ask the host whether it is stopping (an answer that could
+   * outlast the kill's grace). Absent for kills before it.
+   */
+  killAsked: string;
   /** A task under a restart policy: one JSON line per attempt's start and end, appended by the shim. */
   attempts: string;
   /** A task with a pids limit: its cgroup's `pids.events`, copied by the shim as it ended. */
@@ -255,6 +263,7 @@ export function taskPaths(root: string, id: string): TaskPaths {
     ended: `${io}/ended`,
     commandPid: `${io}/command-pid`,
     hostStopping: `${io}/host-stopping`,
+    killAsked: `${io}/kill-asked`,
     attempts: `${io}/attempts`,
     pidsEvents: `${io}/pids.events`,
     cpuStat: `${io}/cpu.stat`,
