@@ -93,9 +93,11 @@ import type { TaskCommand } from "../store/record/record.ts";
  *   at 3 s, under the scope's default stop timeout of 5 s, after which
  *   systemd sends KILL: at a shutdown on a slow machine the answer took over
  *   1 s; only on a TERM, so a task's ordinary end costs nothing; only where
- *   systemd runs the host, `/run/systemd/system`, as the shim) and, if
- *   so, makes `io/host-stopping`: a clean shutdown or reboot ended the
- *   task, which is what its end must say after the reboot.
+ *   systemd runs the host, `/run/systemd/system`, as the shim; not when
+ *   `io/kill-asked` is there: the TERM is outlive's own kill, whose record
+ *   says how the task ends, and the answer could outlast the kill's grace)
+ *   and, if so, makes `io/host-stopping`: a clean shutdown or reboot ended
+ *   the task, which is what its end must say after the reboot.
  */
 export const WRAPPER_SCRIPT = `enter=$1 deadline=$2 grace=$3 timedout=$4 trim=$5 maxout=$6 cmdpid=$7 mode=$8
 shift 8
@@ -152,7 +154,7 @@ trap 'got_term=1' TERM
 ) 2>&4 3>&- 4>&-
 rc=$?
 { set -C; true >"\${timedout%/*}/ended"; } 2>/dev/null; set +C
-if [ -n "$got_term" ] && [ -d /run/systemd/system ] && [ "$(timeout 3 systemctl is-system-running 2>/dev/null)" = stopping ]; then
+if [ -n "$got_term" ] && [ ! -e "\${timedout%/*}/kill-asked" ] && [ -d /run/systemd/system ] && [ "$(timeout 3 systemctl is-system-running 2>/dev/null)" = stopping ]; then
   { set -C; true >"\${timedout%/*}/host-stopping"; } 2>/dev/null; set +C
 fi
 if [ -n "$wd" ]; then kill $wd 2>/dev/null; [ -e "$timedout" ] || wait $wd 2>/dev/null; fi

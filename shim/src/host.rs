@@ -14,6 +14,8 @@
 //! namespace) nothing can say `stopping`, so nothing is asked: on a loaded
 //! machine systemctl's exec alone outlasted the kill ladder's 2 s grace, and
 //! the ladder's KILL took the shim while it waited, before it wrote the code.
+//! Nor is it asked at the supervisor's own kill, which makes `io/kill-asked`
+//! before its TERM (task.rs): the kill's record says how the task ended.
 
 use crate::clock;
 use crate::dbus;

@@ -1,6 +1,7 @@
 //! How the task ended, on disk: `io/ended` the moment the command is over
 //! (its file time dates the end), `io/host-stopping` when a TERM came while
-//! the host was shutting down, and the exit code in `io/exit` (fd 3), in the
+//! the host was shutting down (not asked when the supervisor made
+//! `io/kill-asked` before its kill's TERM), and the exit code in `io/exit` (fd 3), in the
 //! four bytes the caller reserved there, so a full disk cannot lose it.
 //! A task the shim refused to start has no code: `io/shim-refused` says why.
 
@@ -21,6 +22,11 @@ pub fn code_of(status: libc::c_int) -> i32 {
 /// Makes `io/NAME` empty and new; whatever already stands there (a planted symlink) is left alone.
 pub fn make(io: &[u8], name: &str) {
     let _ = sys::create_new(&sys::join(io, name.as_bytes()));
+}
+
+/// Whether `io/NAME` is there, whatever it is (a file, a symlink): asked of a marker another process makes.
+pub fn exists(io: &[u8], name: &str) -> bool {
+    sys::lstat(&sys::join(io, name.as_bytes())).is_ok()
 }
 
 /// The code as `printf '%-3s\n'` writes it ("0  \n", "143\n"), over the placeholder at offset 0 of fd 3.

@@ -267,7 +267,9 @@ impl Task {
     fn on_term(&mut self, own: bool) {
         if !own {
             self.term_from_outside = true;
-            if self.asking.is_none() && self.asks_host {
+            // The supervisor's kill says so before its TERM (io/kill-asked): its record says how the task ends, and
+            // the host is not asked, whose answer could outlast the kill's grace where only systemctl can give it.
+            if self.asking.is_none() && self.asks_host && !marker::exists(&self.io, "kill-asked") {
                 self.asking = host::ask(self.system_bus.as_deref());
             }
             self.stop_policy();

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -99,6 +99,23 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
       const waited = (await silent.exited).at - termAt;
       expect(waited).toBeGreaterThanOrEqual(3900);
       expect(waited).toBeLessThan(15_000);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it("asks nothing at the supervisor's own kill (io/kill-asked made before its TERM), on a host systemd runs and however slow systemctl would be", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "outlive-shim-bin-"));
+    const asked = join(bin, "asked");
+    try {
+      const env = fakeSystemctl(bin, "sleep 3\necho stopping", asked);
+      const killed = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: null, hostSystemd: true }, env });
+      await waitForChild(killed, "sleep");
+      writeFileSync(join(killed.io, "kill-asked"), "");
+      process.kill(-killed.pid, "SIGTERM");
+      expect(await codeOf(killed)).toBe(143);
+      expect(killed.has("host-stopping")).toBe(false);
+      expect(existsSync(asked), "systemctl was run").toBe(false);
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }
