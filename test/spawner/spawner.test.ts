@@ -81,7 +81,7 @@ async function killedAt(step: string, root: string, options: Record<string, unkn
   let err = "";
   child.stderr!.on("data", (d) => (err += d));
   const [code, signal] = await once(child, "exit");
-  expect({ code, signal, err: err.slice(-500) }).toMatchObject({ code: null, signal: "SIGKILL" });
+  expect({ code, signal }, `the supervisor at ${step} said: ${err.slice(-2000)}`).toEqual({ code: null, signal: "SIGKILL" });
   if (own) rmdirSync(own);
   return await Supervisor.open({ storage: root, control: false, log: () => {}, ...options } as SupervisorOptions);
 }
