@@ -90,12 +90,18 @@ function unescapeMountPath(p: string): string {
  * cgroup root all the same.
  */
 export function cgroupWritable(dir: string): string | null {
+  const error = cgroupWriteError(dir);
+  return error ? `cannot write ${dir}: ${error.message}` : null;
+}
+
+/** What `cgroupWritable` says in words, as the error itself: its code tells a cgroup that is gone (ENOENT) from one refused. */
+export function cgroupWriteError(dir: string): NodeJS.ErrnoException | null {
   try {
     if (process.getuid?.() !== 0) accessSync(dir, constants.W_OK);
     closeSync(openSync(join(dir, "cgroup.procs"), "r+"));
     return null;
   } catch (error) {
-    return `cannot write ${dir}: ${(error as Error).message}`;
+    return error as NodeJS.ErrnoException;
   }
 }
 

@@ -4,8 +4,11 @@
  * retries: the moment that process ends. On a busy machine a task's own
  * last processes can take that long (a loaded run left an empty task cgroup
  * in spawner.test.ts's base, until the next startup on a storage the test
- * had deleted).
+ * had deleted). That removal comes whenever the last task's cgroup empties,
+ * so another supervisor of the same prefix may be probing the base just then:
+ * its probe must not fail for it.
  */
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -53,4 +56,28 @@ it.skipIf(!probe.ok)("a task's cgroup held past the close by a process it left i
   await waitFor("the straggler to end", () => !isRunning(straggler));
   await waitFor(`${dir} removed once empty`, () => !existsSync(dir));
   await waitFor(`the base ${base} removed with its last task`, () => !existsSync(base!));
+});
+
+it.skipIf(!probe.ok)("a probe while another supervisor of the prefix removes the base and makes it again never fails for it", async () => {
+  // What the other supervisor does at its last task's end and its next task's plan, as fast as a loop can: the
+  // base vanishes between any two of the probe's looks at it (spawner.test.ts once failed an open so, quietly).
+  const churn = spawn(process.execPath, ["-e", `
+    const { mkdirSync, rmdirSync } = require("node:fs");
+    for (;;) { try { mkdirSync(${JSON.stringify(base)}); } catch {} try { rmdirSync(${JSON.stringify(base)}); } catch {} }
+  `], { stdio: "ignore" });
+  const placement = new CgroupV2Placement({ prefix: PREFIX });
+  const refusals = new Map<string, number>();
+  let probes = 0;
+  try {
+    await waitFor("the churn to start", () => churn.pid !== undefined);
+    for (; probes < 3000; probes++) {
+      const p = await placement.probe();
+      if (!p.ok) refusals.set(p.reason, (refusals.get(p.reason) ?? 0) + 1);
+      if (probes % 100 === 0) await new Promise((r) => setImmediate(r));
+    }
+  } finally {
+    churn.kill("SIGKILL");
+    await new Promise((r) => churn.once("exit", r));
+  }
+  expect(Object.fromEntries(refusals), `${probes} probes`).toEqual({});
 });

@@ -11,6 +11,7 @@ import {
   cgroupControllers,
   cgroupPopulated,
   cgroupWritable,
+  cgroupWriteError,
   findCgroup2Mount,
   killCgroup,
   readMemoryEvents,
@@ -70,14 +71,32 @@ export function cgroupKillRefusal(evidence: CgroupKillEvidence | null, kernel: s
   );
 }
 
-/** The base if it is not the mount's root, else this process's own cgroup, else any child of the root. */
-function killEvidence(mount: string, existing: string): CgroupKillEvidence | null {
+/**
+ * One look at `at` (the base, or its parent while there is no base): why tasks cannot be placed there, else the
+ * controllers it offers. `missing` says the refusal was for a file that is not there (the cgroup's own, its
+ * cgroup.procs or cgroup.kill), as a cgroup being removed looks; a refusal by permission is not.
+ */
+function lookAt(mount: string, base: string, at: string): { at: string; refusal: string | null; missing: boolean; controllers: string[] } {
+  const refused = (refusal: string, missing: boolean) => ({ at, refusal, missing, controllers: [] });
+  const unwritable = cgroupWriteError(at);
+  if (unwritable) return refused(`cannot write ${at}: ${unwritable.message}`, unwritable.code === "ENOENT");
+  if (!existsSync(join(at, "cgroup.procs"))) return refused(`${at} is not a cgroup (no cgroup.procs)`, true);
+  const killRefusal = cgroupKillRefusal(killEvidence(mount, at, base), release());
+  if (killRefusal) return refused(killRefusal, true);
+  return { at, refusal: null, missing: false, controllers: cgroupControllers(at) };
+}
+
+/**
+ * The base if it is not the mount's root, else this process's own cgroup, else any child of the root but the
+ * base (`base`): that one may be mid-removal by another supervisor, and a cgroup.kill gone with it is no evidence.
+ */
+function killEvidence(mount: string, existing: string, base: string): CgroupKillEvidence | null {
   const look = (dir: string) => ({ dir, hasKill: existsSync(join(dir, "cgroup.kill")) });
   if (existing !== mount) return look(existing);
   const own = readCgroup("self");
   if (own && own !== "/" && existsSync(join(mount, own, "cgroup.procs"))) return look(join(mount, own));
   try {
-    const child = readdirSync(mount, { withFileTypes: true }).find((e) => e.isDirectory());
+    const child = readdirSync(mount, { withFileTypes: true }).find((e) => e.isDirectory() && join(mount, e.name) !== base);
     return child ? look(join(mount, child.name)) : null;
   } catch {
     return null;
@@ -114,14 +133,19 @@ export class CgroupV2Placement implements Placement {
     if (!this.mount) return no("no cgroup v2 hierarchy is mounted (looked in /proc/self/mountinfo)");
     details.layout = this.mount === "/sys/fs/cgroup" ? "unified" : "hybrid";
     if (!this.baseDir) return no(`no writable cgroup under ${this.mount} (not root, and no delegated subtree)`);
-    // The probe makes nothing: an existing base must be writable, a missing one creatable in its parent.
-    const existing = existsSync(this.baseDir) ? this.baseDir : dirname(this.baseDir);
-    const unwritable = cgroupWritable(existing);
-    if (unwritable) return no(unwritable);
-    if (!existsSync(join(existing, "cgroup.procs"))) return no(`${existing} is not a cgroup (no cgroup.procs)`);
-    const killRefusal = cgroupKillRefusal(killEvidence(this.mount, existing), release());
-    if (killRefusal) return no(killRefusal);
-    const controllers = cgroupControllers(existing);
+    // The probe makes nothing: an existing base must be writable, a missing one creatable in its parent. Another
+    // supervisor of this prefix removes the base with its last task, the moment that task's cgroup empties, and
+    // makes it again for its next: the base can vanish between two of these looks, which then refuse for a file
+    // that was there a moment ago. A refusal at the base for a missing file, where the parent is usable, is such
+    // a removal (a live cgroup has them all, as its parent does), and the parent decides, as for a missing base.
+    const parent = dirname(this.baseDir);
+    let look = lookAt(this.mount, this.baseDir, existsSync(this.baseDir) ? this.baseDir : parent);
+    if (look.refusal && look.missing && look.at === this.baseDir) {
+      const above = lookAt(this.mount, this.baseDir, parent);
+      if (!above.refusal) look = above;
+    }
+    if (look.refusal) return no(look.refusal);
+    const controllers = look.controllers;
     details.controllers = controllers;
     details.memory = controllers.includes("memory");
     return {
