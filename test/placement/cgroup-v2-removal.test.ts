@@ -9,6 +9,7 @@
  * its probe must not fail for it.
  */
 import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -67,17 +68,21 @@ it.skipIf(!probe.ok)("a probe while another supervisor of the prefix removes the
   `], { stdio: "ignore" });
   const placement = new CgroupV2Placement({ prefix: PREFIX });
   const refusals = new Map<string, number>();
+  // Seen between the probes: the base there, and gone. Both, or the churn did not run under them.
+  const seen = { there: 0, gone: 0 };
   let probes = 0;
   try {
-    await waitFor("the churn to start", () => churn.pid !== undefined);
+    await waitFor("the churn to make the base", () => existsSync(base!));
     for (; probes < 3000; probes++) {
       const p = await placement.probe();
       if (!p.ok) refusals.set(p.reason, (refusals.get(p.reason) ?? 0) + 1);
+      seen[existsSync(base!) ? "there" : "gone"]++;
       if (probes % 100 === 0) await new Promise((r) => setImmediate(r));
     }
   } finally {
     churn.kill("SIGKILL");
-    await new Promise((r) => churn.once("exit", r));
+    if (churn.exitCode === null && churn.signalCode === null) await once(churn, "exit");
   }
+  expect(seen.there > 0 && seen.gone > 0, `the base between ${probes} probes: ${JSON.stringify(seen)}`).toBe(true);
   expect(Object.fromEntries(refusals), `${probes} probes`).toEqual({});
 });
