@@ -9,6 +9,7 @@ import type { TaskLocation, TaskRecord } from "../../store/record/record.ts";
 import { TASK_ID_PATTERN } from "../../store/record/task-id.ts";
 import {
   cgroupControllers,
+  cgroupGone,
   cgroupPopulated,
   cgroupWritable,
   cgroupWriteError,
@@ -78,12 +79,19 @@ export function cgroupKillRefusal(evidence: CgroupKillEvidence | null, kernel: s
  */
 function lookAt(mount: string, base: string, at: string): { at: string; refusal: string | null; missing: boolean; controllers: string[] } {
   const refused = (refusal: string, missing: boolean) => ({ at, refusal, missing, controllers: [] });
+  // ENODEV as well as ENOENT: a cgroup removed between the lookup of its cgroup.procs and the open.
   const unwritable = cgroupWriteError(at);
-  if (unwritable) return refused(`cannot write ${at}: ${unwritable.message}`, unwritable.code === "ENOENT");
+  if (unwritable) return refused(`cannot write ${at}: ${unwritable.message}`, cgroupGone(unwritable));
   if (!existsSync(join(at, "cgroup.procs"))) return refused(`${at} is not a cgroup (no cgroup.procs)`, true);
   const killRefusal = cgroupKillRefusal(killEvidence(mount, at, base), release());
   if (killRefusal) return refused(killRefusal, true);
-  return { at, refusal: null, missing: false, controllers: cgroupControllers(at) };
+  // Read last, and a gone cgroup said so: an empty list read from a removed base would claim no controllers.
+  try {
+    return { at, refusal: null, missing: false, controllers: readFileSync(join(at, "cgroup.controllers"), "utf8").split(/\s+/).filter(Boolean) };
+  } catch (error) {
+    if (cgroupGone(error)) return refused(`${at} was removed while looked at`, true);
+    return { at, refusal: null, missing: false, controllers: [] }; // unreadable, as cgroupControllers says it
+  }
 }
 
 /**
@@ -169,8 +177,8 @@ export class CgroupV2Placement implements Placement {
       try {
         mkdirSync(dir);
       } catch (error) {
-        // The base may have been removed by the release of the last other task a moment ago.
-        if ((error as { code?: string }).code !== "ENOENT") throw error;
+        // The base may have been removed by the release of the last other task a moment ago (ENODEV: mid-removal).
+        if (!cgroupGone(error)) throw error;
         mkdirSync(this.requireBase(), { recursive: true });
         mkdirSync(dir);
       }
