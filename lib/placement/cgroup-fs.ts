@@ -31,7 +31,16 @@ export function cgroupProcs(dir: string): number[] {
  * ```
  */
 export function cgroupControllers(dir: string): string[] {
-  return readCgroupFile(dir, "cgroup.controllers").split(/\s+/).filter(Boolean);
+  return cgroupControllersUnlessGone(dir) ?? [];
+}
+
+/** As `cgroupControllers`, but null when the cgroup is gone (`cgroupGone`): a removed cgroup offers no "none". */
+export function cgroupControllersUnlessGone(dir: string): string[] | null {
+  try {
+    return readFileSync(join(dir, "cgroup.controllers"), "utf8").split(/\s+/).filter(Boolean);
+  } catch (error) {
+    return cgroupGone(error) ? null : [];
+  }
 }
 
 function readCgroupFile(dir: string, name: string): string {
@@ -90,18 +99,20 @@ function unescapeMountPath(p: string): string {
  * cgroup root all the same.
  */
 export function cgroupWritable(dir: string): string | null {
-  const error = cgroupWriteError(dir);
-  return error ? `cannot write ${dir}: ${error.message}` : null;
+  return cgroupWriteProblem(dir)?.reason ?? null;
 }
 
-/** What `cgroupWritable` says in words, as the error itself: its code tells a cgroup that is gone (ENOENT) from one refused. */
-export function cgroupWriteError(dir: string): NodeJS.ErrnoException | null {
+/**
+ * What `cgroupWritable` says, and whether it is because the cgroup is gone (`cgroupGone`: removed, or mid-removal
+ * between the lookup of its `cgroup.procs` and the open) rather than refused.
+ */
+export function cgroupWriteProblem(dir: string): { reason: string; gone: boolean } | null {
   try {
     if (process.getuid?.() !== 0) accessSync(dir, constants.W_OK);
     closeSync(openSync(join(dir, "cgroup.procs"), "r+"));
     return null;
   } catch (error) {
-    return error as NodeJS.ErrnoException;
+    return { reason: `cannot write ${dir}: ${(error as Error).message}`, gone: cgroupGone(error) };
   }
 }
 

@@ -9,10 +9,11 @@ import type { TaskLocation, TaskRecord } from "../../store/record/record.ts";
 import { TASK_ID_PATTERN } from "../../store/record/task-id.ts";
 import {
   cgroupControllers,
+  cgroupControllersUnlessGone,
   cgroupGone,
   cgroupPopulated,
   cgroupWritable,
-  cgroupWriteError,
+  cgroupWriteProblem,
   findCgroup2Mount,
   killCgroup,
   readMemoryEvents,
@@ -79,19 +80,15 @@ export function cgroupKillRefusal(evidence: CgroupKillEvidence | null, kernel: s
  */
 function lookAt(mount: string, base: string, at: string): { at: string; refusal: string | null; missing: boolean; controllers: string[] } {
   const refused = (refusal: string, missing: boolean) => ({ at, refusal, missing, controllers: [] });
-  // ENODEV as well as ENOENT: a cgroup removed between the lookup of its cgroup.procs and the open.
-  const unwritable = cgroupWriteError(at);
-  if (unwritable) return refused(`cannot write ${at}: ${unwritable.message}`, cgroupGone(unwritable));
+  const unwritable = cgroupWriteProblem(at);
+  if (unwritable) return refused(unwritable.reason, unwritable.gone);
   if (!existsSync(join(at, "cgroup.procs"))) return refused(`${at} is not a cgroup (no cgroup.procs)`, true);
   const killRefusal = cgroupKillRefusal(killEvidence(mount, at, base), release());
   if (killRefusal) return refused(killRefusal, true);
-  // Read last, and a gone cgroup said so: an empty list read from a removed base would claim no controllers.
-  try {
-    return { at, refusal: null, missing: false, controllers: readFileSync(join(at, "cgroup.controllers"), "utf8").split(/\s+/).filter(Boolean) };
-  } catch (error) {
-    if (cgroupGone(error)) return refused(`${at} was removed while looked at`, true);
-    return { at, refusal: null, missing: false, controllers: [] }; // unreadable, as cgroupControllers says it
-  }
+  // Read last: a base removed by now would claim no controllers.
+  const controllers = cgroupControllersUnlessGone(at);
+  if (controllers === null) return refused(`${at} was removed while looked at`, true);
+  return { at, refusal: null, missing: false, controllers };
 }
 
 /**
