@@ -7,6 +7,7 @@ import type { SimulatorOptions } from "./daemon/simulator.ts";
 import type { DelegatedCgroup } from "./delegated-cgroup.ts";
 import type { Scenario as ScenarioOf } from "../shared/define.ts";
 import { ScenarioSkip } from "../shared/skip.ts";
+import { timeScaleOf } from "../shared/time-scale.ts";
 import type { Check, Incarnation, Mark } from "../shared/report.ts";
 import { ScenarioDaemon } from "./scenario-daemon.ts";
 import { cgroupKillRefusal } from "../../lib/placement/cgroup-v2/cgroup-v2.ts";
@@ -44,6 +45,15 @@ const DAEMON_DEFAULTS = {
   graceMs: 1500,
   drainWaitMs: 10_000,
 };
+
+/**
+ * The module's bound on "ready" (module-client's own default) on a machine at a
+ * container's pace; `daemon()` multiplies it by the run's time scale. Unscaled,
+ * it failed `memory-cap` on a vm under TCG with three guests on two cores (CI's
+ * run of 2026-12-07: a module start beyond 20 s), where every other wait in the
+ * scenario was already scaled.
+ */
+const READY_TIMEOUT_MS = 20_000;
 
 /**
  * What a scenario's steps get inside the container: daemons that keep the
@@ -115,7 +125,10 @@ export class ScenarioContext {
     return dir;
   }
 
-  /** A daemon simulator whose module cgroups live in the driver's delegated cgroup. Call `.start()` on it. */
+  /**
+   * A daemon simulator whose module cgroups live in the driver's delegated cgroup. Call `.start()` on it.
+   * Its modules get 20 s times the run's time scale to say "ready" unless `readyTimeoutMs` is given.
+   */
   daemon(options: Partial<SimulatorOptions> & { name?: string; autoAck?: boolean } = {}): ScenarioDaemon {
     if (options.placement === "cgroup-v2") {
       // Asked of the kernel, not of the suite's name: the driver's delegated cgroup is a non-root one, which has cgroup.kill wherever the kernel does.
@@ -127,6 +140,7 @@ export class ScenarioContext {
     const d = new ScenarioDaemon(
       {
         ...DAEMON_DEFAULTS,
+        readyTimeoutMs: READY_TIMEOUT_MS * timeScaleOf(this.params),
         storage: this.storage,
         prefix: this.prefix,
         runtime: this.scenario.runtime ?? "node",
