@@ -26,6 +26,12 @@ const AGENT_DEAF_MS = 30_000;
 const LAST_WORDS_LINES = 12;
 /** How long `lastWords` waits for a qemu that is gone to be reaped, so that its exit code or signal is known. */
 const ENDING_WAIT_MS = 5_000;
+/**
+ * How long `lastWords` waits for the qemu of a guest whose console says it panicked to end. With panic=-1 the
+ * kernel restarts at once and -no-reboot makes that qemu's end, but under TCG on a busy machine the end came
+ * after the harness asked (CI's run of 2026-12-07 said "qemu still runs" under a panic's trace).
+ */
+const PANIC_END_WAIT_MS = 30_000;
 const VM_TOOLS: readonly ToolNeed[] = [["qemu-img", "qemu-utils"], ["mkfs.ext4", "e2fsprogs"], ["debootstrap", "debootstrap"]];
 /** A clean PATH inside: the guest agent's own environment is not the one a login has. */
 const INSIDE_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -382,11 +388,18 @@ export class VmMachine implements Machine {
   }
 
   async lastWords(): Promise<string[]> {
+    let lines = consoleLines(this.consoleLog());
+    let running = isSameProcess(this.state.qemu);
+    let ending: string | null = null;
+    if (running && lines.some((l) => /Kernel panic/.test(l))) {
+      // A panicked guest's qemu ends by itself: its end (or the bound) comes first, and the console is read again after it.
+      ending = await qemuEnding(this.state.qemu, PANIC_END_WAIT_MS);
+      running = ending === null && isSameProcess(this.state.qemu);
+      lines = consoleLines(this.consoleLog());
+    }
+    if (!running) ending ??= (await qemuEnding(this.state.qemu, ENDING_WAIT_MS)) ?? "has exited";
     const said = qemuSaid(this.state.paths);
-    const running = isSameProcess(this.state.qemu);
-    const ending = running ? null : (await qemuEnding(this.state.qemu, ENDING_WAIT_MS)) ?? "has exited";
     const qemu = running ? "qemu still runs" : `qemu ${ending}${said ? ` (its log ends: ${said})` : ""}`;
-    const lines = consoleLines(this.consoleLog());
     const tail = lines.slice(-LAST_WORDS_LINES);
     // A panic's own line comes before its trace, which alone fills the tail: it is given first.
     const cause = lines.filter((l) => /Kernel panic|BUG: |Oops: |general protection fault|reboot: /.test(l)).at(-1);
