@@ -10,6 +10,7 @@ import { ScenarioSkip } from "../shared/skip.ts";
 import { timeScaleOf } from "../shared/time-scale.ts";
 import type { Check, Incarnation, Mark } from "../shared/report.ts";
 import { ScenarioDaemon } from "./scenario-daemon.ts";
+import { DEFAULT_READY_TIMEOUT_MS } from "./module/module-client.ts";
 import { cgroupKillRefusal } from "../../lib/placement/cgroup-v2/cgroup-v2.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -45,15 +46,6 @@ const DAEMON_DEFAULTS = {
   graceMs: 1500,
   drainWaitMs: 10_000,
 };
-
-/**
- * The module's bound on "ready" (module-client's own default) on a machine at a
- * container's pace; `daemon()` multiplies it by the run's time scale. Unscaled,
- * it failed `memory-cap` on a vm under TCG with three guests on two cores (CI's
- * run of 2026-12-07: a module start beyond 20 s), where every other wait in the
- * scenario was already scaled.
- */
-const READY_TIMEOUT_MS = 20_000;
 
 /**
  * What a scenario's steps get inside the container: daemons that keep the
@@ -140,7 +132,9 @@ export class ScenarioContext {
     const d = new ScenarioDaemon(
       {
         ...DAEMON_DEFAULTS,
-        readyTimeoutMs: READY_TIMEOUT_MS * timeScaleOf(this.params),
+        // Module-client's bound, times the run's scale: unscaled, it failed `memory-cap` on a vm under TCG with three
+        // guests on two cores (a module start beyond 20 s), where every other wait in the scenario was scaled.
+        readyTimeoutMs: DEFAULT_READY_TIMEOUT_MS * timeScaleOf(this.params),
         storage: this.storage,
         prefix: this.prefix,
         runtime: this.scenario.runtime ?? "node",

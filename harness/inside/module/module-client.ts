@@ -19,9 +19,12 @@ export interface ModuleLaunch {
   /** Prepended to the module's argv, e.g. a command that moves it into a cgroup first. */
   wrap?: string[];
   env?: Record<string, string>;
-  /** Bound on the wait for "ready". Default 20000 ms. */
+  /** Bound on the wait for "ready". Default DEFAULT_READY_TIMEOUT_MS (20000 ms). */
   readyTimeoutMs?: number;
 }
+
+/** The bound on a module's "ready" when the launch names none: a machine at a container's pace. */
+export const DEFAULT_READY_TIMEOUT_MS = 20_000;
 
 /** argv that starts the module under a runtime. */
 export function moduleArgv(runtime: ModuleRuntime, root = projectRoot()): string[] {
@@ -126,7 +129,7 @@ export class ModuleProcess {
     const argv = [...(launch.wrap ?? []), ...args];
     const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...launch.env } });
     const mod = new ModuleProcess(child);
-    mod.ready = await mod.nextEvent((m) => m.event === "ready", launch.readyTimeoutMs ?? 20_000);
+    mod.ready = await mod.nextEvent((m) => m.event === "ready", launch.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
     return mod;
   }
 
