@@ -139,6 +139,27 @@ async function vitestRun(
   };
 }
 
+/** The Deno suite; with `quiet` its output is held (as `held`) for the caller to print whole. */
+async function denoRun(o: { quiet: boolean }): Promise<Tally & { held?: string }> {
+  const junit = junitDir ? [`--junit-path=${join(junitDir, "deno.xml")}`] : [];
+  const run = await $({ quiet: o.quiet })`node_modules/.bin/deno test -A --no-check=remote ${junit} test/deno/`;
+  const plain = run.stdout.replace(/\x1b\[[0-9;]*m/g, "");
+  const m = /(?:ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed(?: \| (\d+) ignored)?/.exec(plain);
+  return {
+    suite: "deno (deno test)",
+    passed: m ? Number(m[1]) : 0,
+    failed: m ? Number(m[3]) : 0,
+    skipped: m?.[4] ? Number(m[4]) : 0,
+    broken: !m || (run.exitCode !== 0 && Number(m[3]) === 0),
+    // deno closes with a FAILURES block: one `name => file:line` per failed test.
+    failures: [...new Set([...plain.matchAll(/^(.+ => .+:\d+:\d+)$/gm)].map((f) => f[1]))],
+    held: o.quiet ? `\n== deno (deno test) ==\n${run.stdout}${run.stderr}` : undefined,
+  };
+}
+
+/** Runs whose output is held while the scenarios print theirs; printed and counted after them, in this order. */
+const heldRuns: Promise<Tally & { held?: string }>[] = [];
+
 if (!values["no-node"]) {
   if (vitestFilters.length > 0) {
     tallies.push(await vitestRun("node (vitest)", vitestFilters, "vitest.xml"));
@@ -160,43 +181,38 @@ if (!values["no-node"]) {
     const othersDone = Promise.all(others);
     const vm = othersDone.then(() => vitestRun("node (vitest, vm engine: one file at a time)", ["--no-file-parallelism", VM_TESTS], "vitest-vm.xml", {}, null, { quiet: true }));
     tallies.push(await vitestRun("node (vitest, machines: one file at a time)", ["--no-file-parallelism", ...MACHINE_TESTS, "--exclude", `${VM_TESTS}*.test.ts`], "vitest-machines.xml"));
+    // The wrapper-forced pass starts as the machines pass ends, beside the vm engine's last files: one after the
+    // other, the two ran at 75% and 52% of the cores (ci7 of 2026-12-07: 134 s and 123 s). Its output is held.
+    // The container runs of the placement suite boot machines of their own, whose tasks the variable does not reach.
+    heldRuns.push(vitestRun("node (vitest, shell wrapper forced)", [...WRAPPER_SUITES, "--exclude", "test/placement/in-container.test.ts"], "vitest-wrapper.xml", { OUTLIVE_SHIM: "none" }, null, { quiet: true }));
     for (const t of [...(await othersDone), await vm]) {
       process.stdout.write(t.held ?? "");
       tallies.push(t);
     }
-    // The container runs of the placement suite boot machines of their own, whose tasks the variable does not reach.
-    tallies.push(await vitestRun("node (vitest, shell wrapper forced)", [...WRAPPER_SUITES, "--exclude", "test/placement/in-container.test.ts"], "vitest-wrapper.xml", { OUTLIVE_SHIM: "none" }));
   }
 }
 
-if (!values["no-deno"]) {
-  const junit = junitDir ? [`--junit-path=${join(junitDir, "deno.xml")}`] : [];
-  const run = await $`node_modules/.bin/deno test -A --no-check=remote ${junit} test/deno/`;
-  const plain = run.stdout.replace(/\x1b\[[0-9;]*m/g, "");
-  const m = /(?:ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed(?: \| (\d+) ignored)?/.exec(plain);
-  tallies.push({
-    suite: "deno (deno test)",
-    passed: m ? Number(m[1]) : 0,
-    failed: m ? Number(m[3]) : 0,
-    skipped: m?.[4] ? Number(m[4]) : 0,
-    broken: !m || (run.exitCode !== 0 && Number(m[3]) === 0),
-    // deno closes with a FAILURES block: one `name => file:line` per failed test.
-    failures: [...new Set([...plain.matchAll(/^(.+ => .+:\d+:\d+)$/gm)].map((f) => f[1]))],
-  });
-}
+if (!values["no-deno"]) heldRuns.push(denoRun({ quiet: heldRuns.length > 0 }));
 
+let scenarios: Tally | null = null;
 if (!values["no-scenarios"] && existsSync(join(root, "dist/harness/run-scenarios.js"))) {
+  // The two suites side by side (--side-by-side), beside the wrapper-forced pass and Deno's: one suite after the other
+  // the scenarios kept the cores 48% busy (ci7: 280 s), most of a scenario's time being the waits of its tasks.
   const report = join(mkdtempSync(join(tmpdir(), "outlive-scenarios-")), "summary.json");
   const junit = junitDir ? ["--junit", join(junitDir, "scenarios.xml")] : [];
-  const run = await $`node dist/harness/run-scenarios.js --summary-json ${report} ${junit}`;
-  let t: Tally = { suite: "scenarios (harness)", passed: 0, failed: 0, skipped: 0, broken: true };
+  const run = await $`node dist/harness/run-scenarios.js --side-by-side --summary-json ${report} ${junit}`;
+  scenarios = { suite: "scenarios (harness)", passed: 0, failed: 0, skipped: 0, broken: true };
   if (existsSync(report)) {
     const j = JSON.parse(readFileSync(report, "utf8"));
     rmSync(dirname(report), { recursive: true, force: true });
-    t = { suite: "scenarios (harness)", passed: j.passed, failed: j.failed, skipped: j.skipped, broken: run.exitCode !== 0 && j.failed === 0 };
+    scenarios = { suite: "scenarios (harness)", passed: j.passed, failed: j.failed, skipped: j.skipped, broken: run.exitCode !== 0 && j.failed === 0 };
   }
+}
+for (const t of await Promise.all(heldRuns)) {
+  process.stdout.write(t.held ?? "");
   tallies.push(t);
 }
+if (scenarios) tallies.push(scenarios);
 
 console.log("");
 // CI logs are often cut to their tail: say again here which tests failed and why.

@@ -9,7 +9,7 @@ import { junitXml } from "./junit.ts";
 
 const ENGINES = ["auto", ...ENGINE_NAMES];
 
-const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--summary-json FILE] [--junit FILE] [--list]
+const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--side-by-side] [--summary-json FILE] [--junit FILE] [--list]
   NAME…            scenarios to run (default: all of them)
   --systemd V      only this systemd version (252 = bookworm, 257 = trixie); default both
   --suite S        only this suite: ${SUITES.join(", ")} (bookworm's userland on Debian 11's
@@ -17,6 +17,8 @@ const USAGE = `usage: scenarios [NAME…] [--systemd 252|257] [--engine E] [--su
   --engine E       auto (default: ${AUTO_ORDER.join(", else ")}), ${ENGINE_NAMES.filter((n) => n !== "host" && n !== "vm").join(", ")},
                    host (this machine's own systemd, no container; runs once, on its version),
                    or vm (qemu with the suite's own Debian kernel: KVM, else TCG, tens of seconds a boot)
+  --side-by-side   boot the suites' machines at once and run their scenarios side by side (default: one suite after
+                   the other); each line still names its scenario and suite
   --summary-json F write {passed, failed, skipped, results:[…]} to F
   --junit F        write JUnit XML to F: one testcase per scenario and systemd version
   --cache-dir D    root file systems, images' sources and run state (default $OUTLIVE_CONTAINER_CACHE, else $XDG_CACHE_HOME/outlive, else ~/.cache/outlive)
@@ -40,6 +42,7 @@ export async function scenarioCli(args: string[]): Promise<number> {
         junit: { type: "string" },
         "cache-dir": { type: "string" },
         list: { type: "boolean" },
+        "side-by-side": { type: "boolean" },
         cuts: { type: "string" },
         seed: { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -95,7 +98,7 @@ export async function scenarioCli(args: string[]): Promise<number> {
     }
   }
   const params: Record<string, string> = { ...(values.cuts ? { cuts: values.cuts } : {}), ...(values.seed ? { seed: values.seed } : {}) };
-  const results = await runSuites({ names, suites, params, container: { engine, ...(values["cache-dir"] ? { cacheDir: resolve(values["cache-dir"]) } : {}) } });
+  const results = await runSuites({ names, suites, params, sideBySide: values["side-by-side"] === true, container: { engine, ...(values["cache-dir"] ? { cacheDir: resolve(values["cache-dir"]) } : {}) } });
   console.log(`\n${formatSummary(results)}\n(total ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   if (values["summary-json"]) writeFileSync(values["summary-json"], summaryJson(results));
   if (values.junit) {

@@ -224,15 +224,20 @@ export async function runScenarioIn(
   writeFileSync(join(reportDir, "report.json"), JSON.stringify(report, null, 2));
   writeFileSync(join(reportDir, "timeline.svg"), renderTimeline(report));
 
-  // The driver judged the steps; its verdict and why are the scenario's.
+  // The driver judged the steps; its verdict and why are the scenario's. The block is logged whole, after the one
+  // wait in it, so that suites run side by side do not split it.
   const { why } = report;
-  log(`${name} on ${suite}: ${report.verdict.toUpperCase()}${why ? ` (${why})` : ""} in ${(report.durationMs / 1000).toFixed(1)} s`);
-  log(`  report: ${join(reportDir, "report.json")}  timeline: ${join(reportDir, "timeline.svg")}`);
-  // A driver that died before writing its report: its last words are the only account, so show them here too.
-  if (!driver) log(`  driver output (last lines): ${driverOutput.trim().split("\n").slice(-6).join(" | ") || "(none)"}`);
   // A machine that died under the driver: CI's printed output is all that reaches a reader, so what it said last is printed too.
-  if (!driver) for (const line of (await container.machine.lastWords?.()) ?? []) log(`  machine: ${line}`);
-  if (report.kept.storage) log(`  kept: journal ${report.kept.journal}, storage ${report.kept.storage}, driver output ${join(reportDir, "driver.log")}${report.kept.console ? `, console ${report.kept.console}` : ""}`);
+  const lastWords = driver ? [] : ((await container.machine.lastWords?.()) ?? []);
+  const block = [
+    `${name} on ${suite}: ${report.verdict.toUpperCase()}${why ? ` (${why})` : ""} in ${(report.durationMs / 1000).toFixed(1)} s`,
+    `  report: ${join(reportDir, "report.json")}  timeline: ${join(reportDir, "timeline.svg")}`,
+    // A driver that died before writing its report: its last words are the only account, so show them here too.
+    ...(driver ? [] : [`  driver output (last lines): ${driverOutput.trim().split("\n").slice(-6).join(" | ") || "(none)"}`]),
+    ...lastWords.map((line) => `  machine: ${line}`),
+    ...(report.kept.storage ? [`  kept: journal ${report.kept.journal}, storage ${report.kept.storage}, driver output ${join(reportDir, "driver.log")}${report.kept.console ? `, console ${report.kept.console}` : ""}`] : []),
+  ];
+  for (const line of block) log(line);
   return { name, suite, systemd, verdict: report.verdict, why, durationMs: report.durationMs, reportDir, facts: report.facts, ...(options.file ? { file: options.file } : {}) };
 }
 
