@@ -157,7 +157,7 @@ async function denoRun(o: { quiet: boolean }): Promise<Tally & { held?: string }
   };
 }
 
-/** Runs whose output is held while the scenarios print theirs; printed and counted after them, in this order. */
+/** Runs whose output is held while the scenarios print theirs; printed and counted after them. */
 const heldRuns: Promise<Tally & { held?: string }>[] = [];
 
 if (!values["no-node"]) {
@@ -181,22 +181,24 @@ if (!values["no-node"]) {
     const othersDone = Promise.all(others);
     const vm = othersDone.then(() => vitestRun("node (vitest, vm engine: one file at a time)", ["--no-file-parallelism", VM_TESTS], "vitest-vm.xml", {}, null, { quiet: true }));
     tallies.push(await vitestRun("node (vitest, machines: one file at a time)", ["--no-file-parallelism", ...MACHINE_TESTS, "--exclude", `${VM_TESTS}*.test.ts`], "vitest-machines.xml"));
-    // The wrapper-forced pass starts as the machines pass ends, beside the vm engine's last files: one after the
-    // other, the two ran at 75% and 52% of the cores (ci7 of 2026-12-07: 134 s and 123 s). Its output is held.
-    // The container runs of the placement suite boot machines of their own, whose tasks the variable does not reach.
-    heldRuns.push(vitestRun("node (vitest, shell wrapper forced)", [...WRAPPER_SUITES, "--exclude", "test/placement/in-container.test.ts"], "vitest-wrapper.xml", { OUTLIVE_SHIM: "none" }, null, { quiet: true }));
     for (const t of [...(await othersDone), await vm]) {
       process.stdout.write(t.held ?? "");
       tallies.push(t);
     }
+    // Alone, as before the scenarios ran side by side: beside the vm engine's last files and the scenarios (ci8 of
+    // 2026-12-07) its spawner file once found a task's empty cgroup still there 30 s after its last test (see
+    // test/support/cgroup-base.ts), a finding under load not yet explained.
+    // The container runs of the placement suite boot machines of their own, whose tasks the variable does not reach.
+    tallies.push(await vitestRun("node (vitest, shell wrapper forced)", [...WRAPPER_SUITES, "--exclude", "test/placement/in-container.test.ts"], "vitest-wrapper.xml", { OUTLIVE_SHIM: "none" }));
   }
 }
 
-if (!values["no-deno"]) heldRuns.push(denoRun({ quiet: heldRuns.length > 0 }));
+// Beside the scenarios, its output held so that theirs reads whole.
+if (!values["no-deno"]) heldRuns.push(denoRun({ quiet: !values["no-scenarios"] }));
 
 let scenarios: Tally | null = null;
 if (!values["no-scenarios"] && existsSync(join(root, "dist/harness/run-scenarios.js"))) {
-  // The two suites side by side (--side-by-side), beside the wrapper-forced pass and Deno's: one suite after the other
+  // The two suites side by side (--side-by-side), beside Deno's suite: one suite after the other
   // the scenarios kept the cores 48% busy (ci7: 280 s), most of a scenario's time being the waits of its tasks.
   const report = join(mkdtempSync(join(tmpdir(), "outlive-scenarios-")), "summary.json");
   const junit = junitDir ? ["--junit", join(junitDir, "scenarios.xml")] : [];
