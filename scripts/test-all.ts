@@ -187,7 +187,8 @@ if (!values["no-node"]) {
     }
     // Alone, as before the scenarios ran side by side: beside the vm engine's last files and the scenarios (ci8 of
     // 2026-12-07) its spawner file once found a task's empty cgroup still there 30 s after its last test (see
-    // test/support/cgroup-base.ts), a finding under load not yet explained.
+    // test/support/cgroup-base.ts; read as the drain test's unwaited task, now waited for). Beside them it saved
+    // some 60 s; not tried again since.
     // The container runs of the placement suite boot machines of their own, whose tasks the variable does not reach.
     tallies.push(await vitestRun("node (vitest, shell wrapper forced)", [...WRAPPER_SUITES, "--exclude", "test/placement/in-container.test.ts"], "vitest-wrapper.xml", { OUTLIVE_SHIM: "none" }));
   }
