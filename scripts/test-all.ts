@@ -157,9 +157,6 @@ async function denoRun(o: { quiet: boolean }): Promise<Tally & { held?: string }
   };
 }
 
-/** Runs whose output is held while the scenarios print theirs; printed and counted after them. */
-const heldRuns: Promise<Tally & { held?: string }>[] = [];
-
 if (!values["no-node"]) {
   if (vitestFilters.length > 0) {
     tallies.push(await vitestRun("node (vitest)", vitestFilters, "vitest.xml"));
@@ -194,8 +191,8 @@ if (!values["no-node"]) {
   }
 }
 
-// Beside the scenarios, its output held so that theirs reads whole.
-if (!values["no-deno"]) heldRuns.push(denoRun({ quiet: !values["no-scenarios"] }));
+// Beside the scenarios, its output held so that theirs reads whole; printed and counted after them.
+const deno = values["no-deno"] ? null : denoRun({ quiet: !values["no-scenarios"] });
 
 let scenarios: Tally | null = null;
 if (!values["no-scenarios"] && existsSync(join(root, "dist/harness/run-scenarios.js"))) {
@@ -211,7 +208,8 @@ if (!values["no-scenarios"] && existsSync(join(root, "dist/harness/run-scenarios
     scenarios = { suite: "scenarios (harness)", passed: j.passed, failed: j.failed, skipped: j.skipped, broken: run.exitCode !== 0 && j.failed === 0 };
   }
 }
-for (const t of await Promise.all(heldRuns)) {
+if (deno) {
+  const t = await deno;
   process.stdout.write(t.held ?? "");
   tallies.push(t);
 }

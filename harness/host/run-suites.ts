@@ -64,9 +64,10 @@ export async function runSuites(options: SuiteRunOptions): Promise<ScenarioResul
   process.once("SIGTERM", stopOnSignal);
   try {
     const one = (suite: Suite | "host") => runOneSuite(suite, targets, options, cannot, log, enders);
-    const perSuite = options.sideBySide ? await Promise.all(suites.map(one)) : [];
-    if (!options.sideBySide) for (const suite of suites) perSuite.push(await one(suite));
-    return perSuite.flat();
+    if (options.sideBySide) return (await Promise.all(suites.map(one))).flat();
+    const results: ScenarioResult[] = [];
+    for (const suite of suites) results.push(...(await one(suite)));
+    return results;
   } finally {
     process.off("SIGINT", stopOnSignal);
     process.off("SIGTERM", stopOnSignal);
@@ -84,7 +85,7 @@ async function runOneSuite(
 ): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = [];
   const failAll = (verdict: "skip" | "fail", why: string, left: RunTarget[] = targets) => {
-    for (const t of left) results.push({ name: t.name, suite, systemd: null, verdict, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) });
+    for (const t of left) results.push(notRun(t, suite, verdict, why));
   };
   if (cannot) {
     log(`skipping every scenario on ${suite}: ${cannot}`);
@@ -145,7 +146,7 @@ async function runOneSuite(
       results.push(await runScenarioIn(container, t.name, log, run).catch((error) => {
         const why = `${(error as Error).message ?? error}`.split("\n")[0];
         log(`${t.name} on ${suite}: FAIL (${why})`);
-        return { name: t.name, suite, systemd: null, verdict: "fail" as const, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) };
+        return notRun(t, suite, "fail", why);
       }));
     }
   } finally {
@@ -156,6 +157,11 @@ async function runOneSuite(
     if (down && !down.clean) log(`${suite}: teardown left ${JSON.stringify(down.leftovers)}`);
   }
   return results;
+}
+
+/** The result of a target that did not run on a suite (skipped, or failed before its scenario began). */
+function notRun(t: RunTarget, suite: string, verdict: "skip" | "fail", why: string): ScenarioResult {
+  return { name: t.name, suite, systemd: null, verdict, why, durationMs: 0, reportDir: "", ...(t.run?.file ? { file: t.run.file } : {}) };
 }
 
 /** Whether a machine still runs and takes a command, within a bound. */
