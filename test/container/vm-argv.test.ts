@@ -16,9 +16,9 @@ describe("the vm engine as data", () => {
   it("boots with no network, QMP and the agent on unix sockets in the run's socket directory, and never 9p passthrough", () => {
     const paths = vmPaths("/c/runs/outlive-bookworm-1");
     const shares = vmShares(options, null);
-    const argv = qemuArgv(options, { kernel: "/img/vmlinuz", initrd: "/img/initrd.img" }, { accel: "tcg", cpu: "max" }, paths, shares);
+    const argv = qemuArgv(options, { kernel: "/img/vmlinuz", initrd: "/img/initrd.img" }, { accel: "tcg", cpu: "qemu64" }, paths, shares);
     const text = argv.join(" ");
-    expect(text).toContain("-accel tcg -cpu max -m 1024 -smp 2 -nodefaults -nic none");
+    expect(text).toContain("-accel tcg -cpu qemu64 -m 1024 -smp 2 -nodefaults -nic none");
     expect(text).toContain("-qmp unix:/c/runs/outlive-bookworm-1/sockets/qmp.sock,server=on,wait=off");
     expect(text).toContain("socket,path=/c/runs/outlive-bookworm-1/sockets/agent.sock,server=on,wait=off,id=qga0");
     expect(text).toContain("virtserialport,chardev=qga0,name=org.qemu.guest_agent.0");

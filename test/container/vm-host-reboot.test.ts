@@ -75,7 +75,7 @@ describe.skipIf(vmMissing !== null)("host-reboot under --engine vm: a power cut 
     if (c) expect((await c.teardown()).leftovers).toEqual([]);
   }, 120_000);
 
-  // As built it passes: `.ci/run` runs it on 252 and 257 (`run-scenarios.js host-reboot --engine vm`); one boot here is spent on the copy without the flushes.
+  // As built it passes: `.ci/run` runs it on 252 (`run-scenarios.js memory-cap host-reboot --engine vm --systemd 252`); one boot here is spent on the copy without the flushes.
   it("fails once the terminal record's and the ack's flushes are taken out", async () => {
     const without = await runScenarioIn(c, "host-reboot", log, { reportsDir: join(reports, "mutant"), distDir: mutantWithoutFlushes(mutant) });
     expect(without.verdict, lines.join("\n")).toBe("fail");
