@@ -166,7 +166,7 @@ async function denoRun(o: { quiet: boolean }): Promise<Tally & { held?: string }
 }
 
 /** The wrapper-forced pass runs with the whole Node suite, not with a filter. */
-let wrapperPass = false;
+const wrapperPass = !values["no-node"] && vitestFilters.length === 0;
 if (!values["no-node"]) {
   if (vitestFilters.length > 0) {
     tallies.push(await vitestRun("node (vitest)", vitestFilters, "vitest.xml"));
@@ -192,7 +192,6 @@ if (!values["no-node"]) {
       process.stdout.write(t.held ?? "");
       tallies.push(t);
     }
-    wrapperPass = true;
   }
 }
 
