@@ -30,10 +30,12 @@ import type { PtySize } from "../pty/size.ts";
  * - The end: `io/ended` (made create-exclusive; its time dates the end),
  *   `io/host-stopping` when a TERM came from outside while `systemctl
  *   is-system-running` said `stopping` (asked only then, the moment the TERM
- *   came, and heard until 4 s after it: under a scope's 5 s stop timeout;
- *   asked first of the system bus, `system_bus`, by a fork of the shim
- *   with no exec, and of systemctl where that fails; asked only where
- *   systemd runs the host, `/run/systemd/system`, or as `host_systemd` says), a
+ *   came, and heard until `host_ask_ms` after it, 4 s by default: a
+ *   systemd scope's stop timeout less a second; asked of the system bus,
+ *   `system_bus`, by a fork of the shim with no exec, and of systemctl only
+ *   where the bus fails outright; asked only where systemd runs the host,
+ *   `/run/systemd/system`, or as `host_systemd` says), `io/host-unanswered`
+ *   (one line) when it was asked and not answered in time, a
  *   last look at the output bound, then the code in fd 3 as `printf
  *   '%-3s\n'` writes it (128 + N for signal N), and exit with it.
  * - A TERM from outside is only noted (the command got it too); HUP, INT
@@ -103,6 +105,11 @@ export interface ShimSettings {
    * does); true or false says so instead (tests of the asking itself).
    */
   hostSystemd?: boolean;
+  /**
+   * How long after a TERM from outside the answer whether the host is
+   * stopping is waited for (`host_ask_ms`): absent for the shim's 4 s.
+   */
+  hostAskMs?: number;
   /** The cgroup v2 mount: at its end the shim copies its cgroup's `pids.events` and `cpu.stat` into `io/`. */
   limitStats?: string | null;
 }
@@ -144,6 +151,7 @@ export function encodeShimSettings(s: ShimSettings): Buffer {
   }
   if (s.systemBus !== undefined) fields.push(["system_bus", s.systemBus ?? ""]);
   if (s.hostSystemd !== undefined) fields.push(["host_systemd", s.hostSystemd ? "1" : "0"]);
+  if (s.hostAskMs !== undefined) fields.push(["host_ask_ms", String(s.hostAskMs)]);
   if (s.limitStats) fields.push(["limit_stats", s.limitStats]);
   fields.push(["end", ""]);
   const bad = fields.find(([, v]) => v.includes("\0"));

@@ -12,6 +12,10 @@
 use crate::sys;
 use std::time::Duration;
 
+/// The words of an error that is the time running out (the bus was there but did not answer): the caller
+/// does not ask systemctl then, which would ask the same bus.
+pub const TIMED_OUT: &str = "no answer in time";
+
 /// The state systemd reports on the bus at `bus`, or why it could not be had within `within`.
 pub fn system_state(bus: &[u8], within: Duration) -> Result<Vec<u8>, String> {
     let until = crate::clock::now() + within;
@@ -77,15 +81,14 @@ impl Conn {
             events,
             revents: 0,
         }];
-        if left.is_zero()
-            || !matches!(
-                sys::poll(&mut p, left.as_millis().max(1) as libc::c_int),
-                Ok(1)
-            )
-        {
-            return Err("no answer in time".into());
+        if left.is_zero() {
+            return Err(TIMED_OUT.into());
         }
-        Ok(())
+        match sys::poll(&mut p, left.as_millis().max(1) as libc::c_int) {
+            Ok(1) => Ok(()),
+            Ok(_) => Err(TIMED_OUT.into()),
+            Err(e) => Err(format!("poll: {}", sys::why(&e))),
+        }
     }
 
     fn send(&mut self, mut data: &[u8]) -> Result<(), String> {

@@ -1,7 +1,8 @@
 //! How the task ended, on disk: `io/ended` the moment the command is over
 //! (its file time dates the end), `io/host-stopping` when a TERM came while
 //! the host was shutting down (not asked when the supervisor made
-//! `io/kill-asked` before its kill's TERM), and the exit code in `io/exit` (fd 3), in the
+//! `io/kill-asked` before its kill's TERM), `io/host-unanswered` (why, in a
+//! line) when that was asked and not answered in time, and the exit code in `io/exit` (fd 3), in the
 //! four bytes the caller reserved there, so a full disk cannot lose it.
 //! A task the shim refused to start has no code: `io/shim-refused` says why.
 
@@ -22,6 +23,14 @@ pub fn code_of(status: libc::c_int) -> i32 {
 /// Makes `io/NAME` empty and new; whatever already stands there (a planted symlink) is left alone.
 pub fn make(io: &[u8], name: &str) {
     let _ = sys::create_new(&sys::join(io, name.as_bytes()));
+}
+
+/// Writes `io/NAME` holding `text` and a newline (temp + rename: read whole or not at all).
+pub fn note(io: &[u8], name: &str, text: &[u8]) {
+    let mut line = text.to_vec();
+    line.push(b'\n');
+    let tmp = sys::join(io, format!("{}.tmp", name).as_bytes());
+    let _ = sys::replace_file(&tmp, &sys::join(io, name.as_bytes()), &line, 0o644);
 }
 
 /// Whether `io/NAME` is there, whatever it is (a file, a symlink): asked of a marker another process makes.

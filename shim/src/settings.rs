@@ -21,6 +21,8 @@ pub const MIN_OUTPUT: u64 = 4096;
 const READ_WITHIN: Duration = Duration::from_secs(30);
 /// A hundred years: longer durations are typing errors, and this keeps every sum far from overflowing.
 const MAX_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
+/// An hour: a longer wait for one answer is a mistake, not a slow machine.
+const MAX_ASK_MS: u64 = 3600 * 1000;
 /// The largest terminal side (lib/pty/size.ts MAX_PTY_SIDE).
 const MAX_SIDE: u64 = 10_000;
 const MAX_RESTARTS: u64 = 1_000_000;
@@ -70,6 +72,8 @@ pub struct Settings {
     /// Whether systemd runs the host, so that asking whether it is stopping has an answer: None, look
     /// (`/run/systemd/system`, as sd_booted does); `host_systemd=1` or `0` says so instead.
     pub host_systemd: Option<bool>,
+    /// How long after a TERM from outside the answer whether the host is stopping is waited for (host.rs).
+    pub host_ask_ms: u64,
     /// The cgroup v2 mount: copy the cgroup's limit counters into `io/` at the end (limits.rs).
     pub limit_stats: Option<Vec<u8>>,
 }
@@ -120,7 +124,7 @@ pub fn shown(v: &[u8]) -> String {
     format!("\"{}\"", s)
 }
 
-const SINGLE: [&str; 20] = [
+const SINGLE: [&str; 21] = [
     "id",
     "io",
     "enter",
@@ -140,6 +144,7 @@ const SINGLE: [&str; 20] = [
     "restart_delay_ms",
     "system_bus",
     "host_systemd",
+    "host_ask_ms",
     "limit_stats",
 ];
 const LAST_SINGLE: &str = "restart_delay_max_ms";
@@ -331,6 +336,12 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
         None => None,
         Some(v) => Some(one_or_zero("host_systemd", v)?),
     };
+    // Under the scope's stop timeout, whose KILL would take the shim before it wrote the code: the caller knows it.
+    let host_ask_ms = match f.number("host_ask_ms", MAX_ASK_MS)? {
+        None => crate::host::ASK_WITHIN_MS,
+        Some(0) => return Err("host_ask_ms: must be at least 1".to_string()),
+        Some(n) => n,
+    };
     let limit_stats = match f.get("limit_stats") {
         None => None,
         Some(v) => Some(absolute("limit_stats", v)?),
@@ -348,6 +359,7 @@ pub fn parse(input: &[u8], id: &[u8]) -> Result<Settings, String> {
         restart,
         system_bus,
         host_systemd,
+        host_ask_ms,
         limit_stats,
     })
 }

@@ -9,7 +9,8 @@
 //!   group's signals: a TERM hangs its terminal up (SIGHUP to the session
 //!   leader), as closing a terminal window does, once an attempt.
 //! - The end: `io/ended`, then `io/host-stopping` if a TERM came from
-//!   outside while the host was shutting down, then a last look at the
+//!   outside while the host was shutting down (or `io/host-unanswered` if
+//!   that was not answered in time), then a last look at the
 //!   output, then the code in `io/exit`, then exit with that code. After a
 //!   deadline the shim stays until the grace is over and KILLs the group,
 //!   itself with it, even when the command ended within the grace.
@@ -58,6 +59,8 @@ pub struct Task {
     asking: Option<host::Asking>,
     /// Where the system bus is asked that (settings' `system_bus`).
     system_bus: Option<Vec<u8>>,
+    /// How long that answer is waited for after the TERM (settings' `host_ask_ms`).
+    host_ask_ms: u64,
     /// Whether there is anyone to ask: systemd runs the host (host.rs).
     asks_host: bool,
     last_code: Option<i32>,
@@ -121,6 +124,7 @@ impl Task {
             term_from_outside: false,
             asking: None,
             system_bus: s.system_bus.clone(),
+            host_ask_ms: s.host_ask_ms,
             asks_host: s.host_systemd.unwrap_or_else(host::systemd_runs_host),
             last_code: None,
             limit_stats: s.limit_stats,
@@ -270,7 +274,7 @@ impl Task {
             // The supervisor's kill says so before its TERM (io/kill-asked): its record says how the task ends, and
             // the host is not asked, whose answer could outlast the kill's grace where only systemctl can give it.
             if self.asking.is_none() && self.asks_host && !marker::exists(&self.io, "kill-asked") {
-                self.asking = host::ask(self.system_bus.as_deref());
+                self.asking = host::ask(self.system_bus.as_deref(), self.host_ask_ms);
             }
             self.stop_policy();
         }
@@ -315,8 +319,13 @@ impl Task {
             limits::copy(&self.io, mount);
         }
         marker::make(&self.io, "ended");
-        if self.asking.take().map_or(false, |a| a.stopping()) {
-            marker::make(&self.io, "host-stopping");
+        match self.asking.take().map(|a| a.answer()) {
+            Some(host::Answer::Stopping) => marker::make(&self.io, "host-stopping"),
+            // Asked and not answered: the end says so, not that the host was up.
+            Some(host::Answer::None(why)) => {
+                marker::note(&self.io, "host-unanswered", why.as_bytes())
+            }
+            _ => {}
         }
         if let Some(t) = self.terminal.as_mut() {
             t.drain();

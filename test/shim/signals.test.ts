@@ -96,6 +96,8 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
       expect(stopping.has("host-stopping")).toBe(true);
       expect(await codeOf(silent)).toBe(143);
       expect(silent.has("host-stopping")).toBe(false);
+      expect(silent.read("host-unanswered")).toBe("no answer within 4000 ms of the TERM\n");
+      expect(stopping.has("host-unanswered")).toBe(false);
       const waited = (await silent.exited).at - termAt;
       expect(waited).toBeGreaterThanOrEqual(3900);
       expect(waited).toBeLessThan(15_000);
@@ -142,6 +144,52 @@ describe.skipIf(!shim.path)("outlive-shim and signals", () => {
     } finally {
       await stoppingBus.close();
       await runningBus.close();
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it("gives the system bus all the time there is (a machine busy at its shutdown): a Get answered after 3 s is heard, and systemctl, which asks the same bus, is not run", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "outlive-shim-bin-"));
+    const asked = join(bin, "asked");
+    const slowBus = await fakeSystemBus("stopping", 3000);
+    try {
+      const env = fakeSystemctl(bin, "echo running", asked);
+      const run = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: slowBus.path, hostSystemd: true }, env });
+      await waitForChild(run, "sleep");
+      const termAt = Date.now();
+      process.kill(-run.pid, "SIGTERM");
+      expect(await codeOf(run)).toBe(143);
+      expect(run.has("host-stopping")).toBe(true);
+      expect(run.has("host-unanswered")).toBe(false);
+      // The code waited for the answer, and the answer for the bus: no sooner than the bus's 3 s.
+      expect((await run.exited).at - termAt).toBeGreaterThanOrEqual(2900);
+      expect(slowBus.asked).toEqual(["Hello", "Get"]);
+      expect(existsSync(asked), "systemctl was run").toBe(false);
+    } finally {
+      await slowBus.close();
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it("waits host_ask_ms for the answer, then writes the code and io/host-unanswered saying so: the question is not taken for a no", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "outlive-shim-bin-"));
+    const asked = join(bin, "asked");
+    const silentBus = await fakeSystemBus("stopping", null);
+    try {
+      const env = fakeSystemctl(bin, "echo stopping", asked);
+      const run = startShim(SHIM, { settings: { command: { argv: WITH_EXIT_TRAP }, systemBus: silentBus.path, hostSystemd: true, hostAskMs: 1500 }, env });
+      await waitForChild(run, "sleep");
+      const termAt = Date.now();
+      process.kill(-run.pid, "SIGTERM");
+      expect(await codeOf(run)).toBe(143);
+      expect(run.has("host-stopping")).toBe(false);
+      expect(run.read("host-unanswered")).toBe("no answer within 1500 ms of the TERM\n");
+      expect((await run.exited).at - termAt).toBeGreaterThanOrEqual(1400);
+      expect(silentBus.asked).toEqual(["Hello", "Get"]);
+      // A bus out of time is not followed by systemctl (it would say stopping here): it asks the same bus.
+      expect(existsSync(asked), "systemctl was run").toBe(false);
+    } finally {
+      await silentBus.close();
       rmSync(bin, { recursive: true, force: true });
     }
   });

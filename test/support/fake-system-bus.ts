@@ -81,11 +81,13 @@ function parse(msg: Buffer): { serial: number; member: string } {
   return { serial, member };
 }
 
-export async function fakeSystemBus(state: string): Promise<FakeSystemBus> {
+/** `answerAfterMs`: how long its manager takes to answer `Get` (a machine busy at its shutdown); null, never. */
+export async function fakeSystemBus(state: string, answerAfterMs: number | null = 0): Promise<FakeSystemBus> {
   const dir = mkdtempSync(join(tmpdir(), "outlive-bus-"));
   const path = join(dir, "system_bus_socket");
   const asked: string[] = [];
   const sockets = new Set<Socket>();
+  const timers: NodeJS.Timeout[] = [];
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
@@ -112,7 +114,11 @@ export async function fakeSystemBus(state: string): Promise<FakeSystemBus> {
         const { serial, member } = parse(msg);
         asked.push(member);
         if (member === "Hello") socket.write(methodReturn(serial, "s", stringBody(":1.99")));
-        else if (member === "Get") socket.write(methodReturn(serial, "v", variantStringBody(state)));
+        else if (member === "Get" && answerAfterMs !== null) {
+          const answer = methodReturn(serial, "v", variantStringBody(state));
+          if (answerAfterMs === 0) socket.write(answer);
+          else timers.push(setTimeout(() => socket.destroyed || socket.write(answer), answerAfterMs));
+        }
       }
     });
   });
@@ -121,6 +127,7 @@ export async function fakeSystemBus(state: string): Promise<FakeSystemBus> {
     path,
     asked,
     async close() {
+      for (const t of timers) clearTimeout(t);
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(dir, { recursive: true, force: true });
