@@ -41,6 +41,13 @@ export interface SpawnPlan {
   env: Record<string, string>;
   enterCgroupProcs: string | null;
   location: TaskLocation;
+  /**
+   * How long the task's shim, after a TERM from outside, may wait for the
+   * host's answer whether it is stopping, where something KILLs the task a
+   * known time after such a TERM (a scope's stop timeout). Absent: the
+   * shim's own default (4 s).
+   */
+  hostAskMs?: number;
 }
 
 /** A task's wrapper found by its unit or cgroup: its identity and where it is. */

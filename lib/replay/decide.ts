@@ -59,7 +59,12 @@ export function decideReplay(record: TaskRecord, ev: ReplayEvidence): ReplayDeci
       return finish("timed_out", code, `ended by ${signalName(code - 128)} after its deadline ${record.deadlineAt} (${limitWords(record)}) passed: the backstop ended it`);
     }
     // A clean shutdown or reboot sent the TERM: the code is real, and who ended the task is said.
-    const byShutdown = ev.hostStopping ? "; the host's shutdown ended it (its wrapper got SIGTERM while systemd was stopping the system)" : "";
+    const byShutdown = ev.hostStopping
+      ? "; the host's shutdown ended it (its wrapper got SIGTERM while systemd was stopping the system)"
+      // Asked and not answered (a slow machine at its shutdown, most likely): said, neither claimed nor denied.
+      : ev.hostUnanswered
+      ? `; a SIGTERM came from outside outlive, and whether the host was shutting down went unanswered (${ev.hostUnanswered})`
+      : "";
     // Its exit code is its end; what it started and left behind is not ended, but said.
     const leftRunning = ev.remnants ? "; processes it started were still running in its process group or cgroup when it ended, and were left running" : "";
     return finish("exited", code, `${exitWords(code)}${byShutdown}${leftRunning}`);

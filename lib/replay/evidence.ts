@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, statSync } from "node:fs";
 import { groupExists, waitUntil } from "../kill/process-group.ts";
 import { readExitMarkerNow } from "../observe/exit-marker.ts";
-import { readShimRefusal } from "../observe/shim-refusal.ts";
+import { readShimLine } from "../observe/shim-line.ts";
 import type { Placement } from "../placement/placement.ts";
 import type { Sightings } from "../observe/sightings.ts";
 import { inspectPid, type ProcessIdentity } from "../proc/identity.ts";
@@ -70,8 +70,9 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
   const timedOutAt = mtime(ctx.paths.timedOut);
   const commandEndedAt = marker.kind === "code" ? fileTime(ctx.paths.ended) : null;
   const hostStopping = marker.kind === "code" && existsSync(ctx.paths.hostStopping);
+  const hostUnanswered = marker.kind === "code" && !hostStopping ? readShimLine(ctx.paths.hostUnanswered) : null;
   // Only without a code: a shim that wrote its code ran the command, whatever else is in io/.
-  const shimRefused = marker.kind === "code" ? null : readShimRefusal(ctx.paths.shimRefused);
+  const shimRefused = marker.kind === "code" ? null : readShimLine(ctx.paths.shimRefused);
   const output = [mtime(ctx.paths.stdout, true), mtime(ctx.paths.stderr, true)];
   let remnants = false;
   if (pid === "absent" || pid === "reused") {
@@ -94,6 +95,7 @@ export async function gatherEvidence(record: TaskRecord, ctx: EvidenceContext): 
     timedOutAt,
     commandEndedAt,
     hostStopping,
+    hostUnanswered,
     shimRefused,
     pid,
     remnants,

@@ -72,6 +72,11 @@ export interface ReplayEvidence {
   shimRefused?: string | null;
   /** With an exit code: the wrapper got SIGTERM while systemd was stopping the system (`io/host-stopping`). */
   hostStopping?: boolean;
+  /**
+   * With an exit code and no `io/host-stopping`: a TERM came from outside and whether the host was stopping
+   * was asked but not answered in time, in the shim's words (`io/host-unanswered`); null (or absent) otherwise.
+   */
+  hostUnanswered?: string | null;
   /** When the process table was looked at for this evidence (ISO), just after the look. */
   lookedAt?: string;
   /** The last moment this process saw the task alive (ISO), if it did. */

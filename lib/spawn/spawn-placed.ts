@@ -87,6 +87,7 @@ export async function spawnPlaced(input: SpawnPlacedInput): Promise<PlacedTask> 
       watch: input.watch,
       env,
       limitStats: (record.cpuCores ?? null) !== null || (record.pidsMax ?? null) !== null ? findCgroup2Mount() : null,
+      hostAskMs: plan.hostAskMs,
     });
     const argv = [...plan.prefix, ...program.argv];
     // Under a placement's prefix (systemd-run) the shim's argv[0] is its path; it names itself (see the shim's main.rs).

@@ -48,6 +48,8 @@ export interface TaskProgramInput {
   env: Record<string, string | undefined>;
   /** The cgroup v2 mount, when the task has CPU or pids limits whose counters the shim copies at its end. */
   limitStats?: string | null;
+  /** How long the shim may wait for the host's answer after a TERM from outside (the plan's `hostAskMs`); absent for its default. */
+  hostAskMs?: number;
 }
 
 /**
@@ -88,6 +90,7 @@ export function taskProgram(input: TaskProgramInput): TaskProgram {
       restart: record.restart ?? null,
       // What the task's CPU and pids limits did is read by the shim as it ends, while its cgroup still exists.
       limitStats: input.limitStats ?? null,
+      hostAskMs: input.hostAskMs,
     });
     return { kind: "shim", argv: [input.shim, record.id], argv0: SHIM_NAME, stdin };
   }

@@ -35,6 +35,7 @@ import { join } from "node:path";
  *                              child through `command-pid.tmp` and a rename; by the wrapper's subshell in one echo)
  *     io/ended                 made (empty) the moment the command ended; its file time dates the end
  *     io/host-stopping         made when the task got SIGTERM while systemd was stopping the system
+ *     io/host-unanswered       the shim's line when, after a SIGTERM from outside, that question had no answer in time
  *     io/attempts              a task under a restart policy: one JSON line per attempt's start and end (the shim)
  *     io/pids.events, io/cpu.stat  a task with a CPU or pids limit: its cgroup's counters, copied by the shim as it ended
  *     pty/in, pty/info         a PTY task's input FIFO and its terminal's `PID TTY` (lib/pty; `info.tmp` while written)
@@ -216,6 +217,13 @@ export interface TaskPaths {
    */
   hostStopping: string;
   /**
+   * Written by outlive-shim, before its exit code, when it got SIGTERM from
+   * outside and asked whether the host was stopping, and had no answer in
+   * time (its `host_ask_ms`): one line saying so. The end's reason says the
+   * question went unanswered, neither that the host was stopping nor not.
+   */
+  hostUnanswered: string;
+  /**
    * Made (empty) by the supervisor just before the first signal of its kill,
    * after the `killing` record: a TERM that finds it is the supervisor's
    * kill, whose record already says how the task ends, so the shim and the
@@ -263,6 +271,7 @@ export function taskPaths(root: string, id: string): TaskPaths {
     ended: `${io}/ended`,
     commandPid: `${io}/command-pid`,
     hostStopping: `${io}/host-stopping`,
+    hostUnanswered: `${io}/host-unanswered`,
     killAsked: `${io}/kill-asked`,
     attempts: `${io}/attempts`,
     pidsEvents: `${io}/pids.events`,

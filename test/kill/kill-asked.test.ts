@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { taskPaths } from "../../lib/store/layout.ts";
 import { CLI, outliveCliAwaited, tempDir } from "../support/cli.ts";
@@ -41,12 +42,12 @@ interface Started {
 }
 
 /** `outlive run -- sleep 30` in the namespace, as a host systemd runs would see it; returns once its command runs. */
-async function start(name: string, extra: NodeJS.ProcessEnv, answerAfter: number): Promise<Started> {
+async function start(name: string, extra: NodeJS.ProcessEnv, answerAfter: number | "never"): Promise<Started> {
   const storage = join(temp.dir, name);
   storages.push(storage);
   const asked = join(temp.dir, `${name}.asked`);
   const env = {
-    ...fakeSystemctl(join(temp.dir, `${name}.bin`), `[ "$*" = is-system-running ] || exit 1\necho "$$" >> ${asked}\nsleep ${answerAfter}\necho stopping`),
+    ...fakeSystemctl(join(temp.dir, `${name}.bin`), `[ "$*" = is-system-running ] || exit 1\necho "$$" >> ${asked}\n${answerAfter === "never" ? "exec sleep 60" : `sleep ${answerAfter}\necho stopping`}`),
     ...extra,
   };
   // The shim's case runs the shim in the wrapper-forced pass of npm test too, as its name says.
@@ -87,5 +88,53 @@ describe.skipIf(missing !== null)("the supervisor's kill does not ask a host sys
     const task = JSON.parse(r.out) as { state: string; exitCode: number; reason: string };
     expect(task).toMatchObject({ state: "exited", exitCode: 143 });
     expect(task.reason).toContain("the host's shutdown ended it");
+  });
+
+  // What a placement's plan says (a scope's stop timeout less a second) is how long the shim waits: here a
+  // process-group placement whose plan says 1500 ms, through the library as built, in the same namespace.
+  it("under outlive-shim: the placement's plan sets how long the question is waited for (hostAskMs)", { timeout: 120_000 }, async () => {
+    const storage = join(temp.dir, "plan-ask");
+    storages.push(storage);
+    const asked = join(temp.dir, "plan-ask.asked");
+    const env = fakeSystemctl(join(temp.dir, "plan-ask.bin"), `[ "$*" = is-system-running ] || exit 1\necho "$$" >> ${asked}\nexec sleep 60`);
+    if (env.OUTLIVE_SHIM === "none") delete env.OUTLIVE_SHIM;
+    const lib = pathToFileURL(join(dirname(CLI), "..", "lib", "internal.js")).href;
+    const script = [
+      `import { ProcessGroupPlacement, Supervisor } from ${JSON.stringify(lib)};`,
+      "const pg = new ProcessGroupPlacement();",
+      "const plan = pg.plan.bind(pg);",
+      "pg.plan = async (task) => ({ ...(await plan(task)), hostAskMs: 1500 });",
+      `const sup = await Supervisor.open({ storage: ${JSON.stringify(storage)}, placement: "process-group", placements: { "process-group": pg }, log: () => {} });`,
+      'const t = await sup.run({ argv: ["sleep", "30"] });',
+      "process.stdout.write(JSON.stringify({ id: t.id, pid: t.pid }));",
+      "await sup.close();",
+    ].join("\n");
+    const argv = asIfSystemdRuns([process.execPath, "--input-type=module", "-e", script]);
+    const run = await runToEnd(argv[0], argv.slice(1), { env, timeoutMs: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const task = JSON.parse(run.stdout) as { id: string; pid: number };
+    await waitFor("the command to run", () => existsSync(taskPaths(storage, task.id).commandPid));
+    process.kill(-task.pid, "SIGTERM");
+    await waitFor("the exit code", () => exitCodeWritten(storage, task.id), 30_000);
+    expect(readFileSync(asked, "utf8").trim().split("\n")).toHaveLength(1);
+    expect(readFileSync(taskPaths(storage, task.id).hostUnanswered, "utf8")).toBe("no answer within 1500 ms of the TERM\n");
+  });
+
+  // The shim alone says when it asked and heard nothing in time (the wrapper takes silence for a no).
+  it("under outlive-shim: a TERM from anyone else whose question goes unanswered in time says so in the end's reason", { timeout: 120_000 }, async () => {
+    // A silent systemctl (one process: a real one does not fork), which the shim KILLs when its time is up.
+    const t = await start("unanswered-shim", {}, "never");
+    process.kill(-t.pid, "SIGTERM");
+    await waitFor("the exit code", () => exitCodeWritten(t.storage, t.id), 30_000);
+    expect(readFileSync(t.asked, "utf8").trim().split("\n")).toHaveLength(1);
+    expect(existsSync(taskPaths(t.storage, t.id).hostStopping)).toBe(false);
+    expect(readFileSync(taskPaths(t.storage, t.id).hostUnanswered, "utf8")).toBe("no answer within 4000 ms of the TERM\n");
+    const r = await outliveCliAwaited(["inspect", "--storage", t.storage, "--json", t.id], t.env);
+    expect(r.code, r.err).toBe(0);
+    const task = JSON.parse(r.out) as { state: string; exitCode: number; reason: string };
+    expect(task).toMatchObject({ state: "exited", exitCode: 143 });
+    expect(task.reason).toBe(
+      "ended by SIGTERM (exit code 143); a SIGTERM came from outside outlive, and whether the host was shutting down went unanswered (no answer within 4000 ms of the TERM)",
+    );
   });
 });

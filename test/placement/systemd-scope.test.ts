@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { EXPAND_ENVIRONMENT_SINCE, SystemdScopePlacement } from "../../lib/placement/systemd-scope/systemd-scope.ts";
+import { EXPAND_ENVIRONMENT_SINCE, hostAskMs, SystemdScopePlacement } from "../../lib/placement/systemd-scope/systemd-scope.ts";
 import { isRunning, Supervisor } from "../../lib/internal.ts";
 import { waitUntil } from "../../lib/kill/process-group.ts";
 import { defaultProgram } from "../support/task-program.ts";
@@ -51,6 +51,19 @@ function startBareScope(id: string, backstopSeconds: number, cmd: string[]): Pro
   });
 }
 
+describe("systemd-scope's stop timeout", () => {
+  it("refuses one that is not a number of seconds of at least 1 (0 would be systemd's no timeout), naming the option", () => {
+    for (const bad of [0, 0.5, -3, Number.NaN, Number.POSITIVE_INFINITY, "10" as unknown as number]) {
+      expect(() => new SystemdScopePlacement({ stopTimeoutSeconds: bad })).toThrow(/`stopTimeoutSeconds` option to be a number of seconds of at least 1, got/);
+    }
+    expect(() => new SystemdScopePlacement({ stopTimeoutSeconds: 30 })).not.toThrow();
+  });
+
+  it("leaves the shim a second of it to write the end after hearing whether the host is stopping", () => {
+    expect([hostAskMs(10), hostAskMs(30), hostAskMs(2.5), hostAskMs(1)]).toEqual([9000, 29_000, 1500, 500]);
+  });
+});
+
 describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager} manager)`, () => {
   it("builds systemd-run's argv byte for byte, with --expand-environment=no only on 254 and later", async () => {
     const plan = await placement.plan({ id: "t-00000000000000aa", backstopSeconds: 3660.2, memoryMaxBytes: null });
@@ -66,10 +79,12 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
       "-p",
       "RuntimeMaxSec=3661",
       "-p",
-      "TimeoutStopSec=5s",
+      "TimeoutStopSec=10s",
       ...(version >= EXPAND_ENVIRONMENT_SINCE ? ["--expand-environment=no"] : []),
     ]);
     expect(plan.location).toEqual({ unit: `${PREFIX}-task-t-00000000000000aa.scope`, manager });
+    // The shim hears whether the host is stopping until a second before the scope's KILL.
+    expect(plan.hostAskMs).toBe(9000);
     // CPU and pids limits are scope properties, after the others (their enforcement: the limits scenario, in a vm guest).
     const limited = await placement.plan({ id: "t-00000000000000ab", backstopSeconds: 60, memoryMaxBytes: null, cpuCores: 0.25, pidsMax: 32 });
     expect(limited.prefix.slice(-((version >= EXPAND_ENVIRONMENT_SINCE ? 1 : 0) + 4))).toEqual([
@@ -92,6 +107,7 @@ describe.skipIf(!probe.ok)(`systemd-scope against systemd ${version} (${manager}
     try {
       const t = await sup.run({ argv: ["sleep", "30"] });
       expect(systemctl("show", "-p", "Description", t.location.unit!).trim()).toBe(`Description=outlive task ${t.id}`);
+      expect(systemctl("show", "-p", "TimeoutStopUSec", t.location.unit!).trim()).toBe("TimeoutStopUSec=10s");
       const first = readFileSync(`/proc/${t.pid}/cmdline`, "utf8").split("\0").filter(Boolean);
       // Under the shim the task's first process is `outlive-shim ID` (it names itself, though systemd-run started it by its path).
       if (defaultProgram() === "shim") expect(first).toEqual(["outlive-shim", t.id]);

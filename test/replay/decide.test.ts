@@ -71,6 +71,13 @@ describe("decideReplay: the decision table", () => {
     });
     // Without the wrapper's word it is a plain TERM: nothing is invented from the changed boot id alone.
     expect(decideReplay(record(), evidence({ ...shutdown, hostStopping: false }))).toMatchObject({ reason: "ended by SIGTERM (exit code 143)" });
+    // Asked and not answered in time: said so, neither the shutdown claimed nor denied.
+    const unanswered = { ...shutdown, hostStopping: false, hostUnanswered: "no answer within 9000 ms of the TERM" };
+    expect(decideReplay(record(), evidence(unanswered))).toMatchObject({
+      state: "exited",
+      exitCode: 143,
+      reason: "ended by SIGTERM (exit code 143); a SIGTERM came from outside outlive, and whether the host was shutting down went unanswered (no answer within 9000 ms of the TERM)",
+    });
     expect(decideReplay(record({ state: "killing", killReason: "killed by outlive", killState: "killed" }), evidence(shutdown))).toMatchObject({ state: "killed" });
     expect(decideReplay(record(), evidence({ ...shutdown, timedOutAt: "2026-11-30T10:01:00.000Z" }))).toMatchObject({ state: "timed_out" });
   });

@@ -7,7 +7,7 @@ describe("taskPaths", () => {
     const byJoin = (root: string, id: string) => {
       const dir = join(root, "tasks", id);
       const io = join(dir, "io");
-      return { dir, record: join(dir, "record.json"), io, stdout: join(io, "stdout"), stderr: join(io, "stderr"), exit: join(io, "exit"), timedOut: join(io, "timed-out"), ended: join(io, "ended"), commandPid: join(io, "command-pid"), hostStopping: join(io, "host-stopping"), killAsked: join(io, "kill-asked"),
+      return { dir, record: join(dir, "record.json"), io, stdout: join(io, "stdout"), stderr: join(io, "stderr"), exit: join(io, "exit"), timedOut: join(io, "timed-out"), ended: join(io, "ended"), commandPid: join(io, "command-pid"), hostStopping: join(io, "host-stopping"), hostUnanswered: join(io, "host-unanswered"), killAsked: join(io, "kill-asked"),
         attempts: join(io, "attempts"), pidsEvents: join(io, "pids.events"), cpuStat: join(io, "cpu.stat"), shimRefused: join(io, "shim-refused") };
     };
     const parts = ["", ".", "..", "/", "//", "./", "../", "a", "a/", "/a", "a//b", ".a", "x/..", "../..", "t-1"];

@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, readFileSync, watch } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { OutliveError } from "../../errors.ts";
+import { describeValue, OutliveError } from "../../errors.ts";
 import type { LiveProcess } from "../../proc/identity.ts";
 import type { TaskLocation, TaskRecord } from "../../store/record/record.ts";
 import { TASK_ID_PATTERN } from "../../store/record/task-id.ts";
@@ -19,9 +19,11 @@ export interface SystemdScopeOptions {
   /** `auto` (default): the user manager when reachable, else the system manager when root. */
   manager?: "auto" | ManagerKind;
   /**
-   * TimeoutStopSec of each scope: how long a stop by systemd waits between TERM and KILL. Default 5 s: room for
-   * the wrapper's ask whether the host is stopping (bounded at 3 s), which a shutdown on a slow machine needs
-   * (with 2 s, a TCG guest's clean reboot left the task's end `lost` or without its reason in CI).
+   * TimeoutStopSec of each scope: how long a stop by systemd (a shutdown, `systemctl stop`) waits between TERM
+   * and KILL. Default 10 s, at least 1. The shim waits for the host's answer whether it is stopping until a
+   * second before that KILL, and writes the exit code after it: a shutdown on a slow machine needs the time
+   * (with 2 s, a TCG guest's clean reboot left the task's end `lost` in CI; with 5 s, the end without the
+   * shutdown's word). Only a command that ignores TERM makes a stop wait this long.
    */
   stopTimeoutSeconds?: number;
   /** Bound on every systemctl call. Default 10000 ms. */
@@ -29,6 +31,14 @@ export interface SystemdScopeOptions {
 }
 
 export { EXPAND_ENVIRONMENT_SINCE } from "./systemd-manager.ts";
+/** SystemdScopeOptions.stopTimeoutSeconds' default. */
+const DEFAULT_STOP_TIMEOUT_SECONDS = 10;
+
+/** What the shim gets to hear whether the host is stopping: the stop timeout less a second to write the end, at least half a second. */
+export function hostAskMs(stopTimeoutSeconds: number): number {
+  return Math.max(500, Math.round(stopTimeoutSeconds * 1000) - 1000);
+}
+
 /** How long `started` waits for systemd-run to exec the wrapper once the scope holds it. */
 const EXEC_WAIT_MS = 5000;
 
@@ -58,10 +68,15 @@ export class SystemdScopePlacement implements Placement {
   private readonly oomSeen = new Map<string, MemoryEvents>();
 
   constructor(options: SystemdScopeOptions = {}) {
+    const stop = options.stopTimeoutSeconds;
+    // 0 would be systemd's "no timeout" (a stop that waits for ever), not a quick one.
+    if (stop !== undefined && !(typeof stop === "number" && Number.isFinite(stop) && stop >= 1)) {
+      throw new OutliveError("E_BAD_OPTION", `Expected the \`stopTimeoutSeconds\` option to be a number of seconds of at least 1, got ${describeValue(stop)}`);
+    }
     this.options = {
       prefix: options.prefix ?? "outlive",
       manager: options.manager ?? "auto",
-      stopTimeoutSeconds: options.stopTimeoutSeconds ?? 5,
+      stopTimeoutSeconds: options.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
       commandTimeoutMs: options.commandTimeoutMs ?? 10_000,
     };
     this.prefix = this.options.prefix;
@@ -145,7 +160,7 @@ export class SystemdScopePlacement implements Placement {
     if (task.cpuCores != null) prefix.push("-p", `CPUQuota=${cpuQuota(task.cpuCores)}`);
     if (task.pidsMax != null) prefix.push("-p", `TasksMax=${task.pidsMax}`);
     if (version >= EXPAND_ENVIRONMENT_SINCE) prefix.push("--expand-environment=no");
-    return { prefix, env: {}, enterCgroupProcs: null, location: { unit, manager: manager.kind } };
+    return { prefix, env: {}, enterCgroupProcs: null, location: { unit, manager: manager.kind }, hostAskMs: hostAskMs(this.options.stopTimeoutSeconds) };
   }
 
   /**

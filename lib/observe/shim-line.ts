@@ -4,18 +4,19 @@ import { closeSync, constants, openSync, readSync } from "node:fs";
 const MAX_BYTES = 4096;
 
 /**
- * The line outlive-shim left in `io/shim-refused` when it refused to start
- * the task (exit 125, nothing run), or null when there is none. Read
- * without following a symlink; the shim writes it by temp + rename, so a
- * reader never sees half of it.
+ * The one line outlive-shim left in a file of `io/`, or null when there is
+ * none: `io/shim-refused` when it refused to start the task (exit 125,
+ * nothing run), `io/host-unanswered` when it asked whether the host was
+ * stopping and had no answer in time. Read without following a symlink;
+ * the shim writes both by temp + rename, so a reader never sees half of one.
  *
  * @example
  * ```ts
- * import { readShimRefusal } from "./shim-refusal.ts";
- * console.log(readShimRefusal("/nonexistent/io/shim-refused")); // null
+ * import { readShimLine } from "./shim-line.ts";
+ * console.log(readShimLine("/nonexistent/io/shim-refused")); // null
  * ```
  */
-export function readShimRefusal(path: string): string | null {
+export function readShimLine(path: string): string | null {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
