@@ -19,6 +19,7 @@ export { decideReplay, exitWords, type PidEvidence, type ReplayDecision, type Re
 export { replayAll, type ReplayItem } from "./replay/replay-all.ts";
 export { spawnerCgroupEvidence } from "./replay/spawner-cgroup.ts";
 export { defaultShellPath, shellPathProblem } from "./spawn/shell-path.ts";
+export { readShimLine } from "./observe/shim-line.ts";
 export { checkOutputOptions } from "./output/request.ts";
 export { holderAnswers } from "./control/socket-client.ts";
 export { portsOfTasks, portText, taskProcesses } from "./ports/task-ports.ts";

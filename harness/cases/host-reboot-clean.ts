@@ -6,8 +6,8 @@
  * plain "ended by SIGTERM". An acknowledged task stays acknowledged. Only on
  * an engine that can reboot its machine (`--engine vm`).
  */
-import { readFileSync, statSync } from "node:fs";
-import { taskPaths } from "../../lib/mod.ts";
+import { statSync } from "node:fs";
+import { readShimLine, taskPaths } from "../../lib/internal.ts";
 import type { ScenarioContext } from "../inside/context.ts";
 import { runIfMain } from "../inside/run-if-main.ts";
 import { hostReboot, READY_TIMEOUT_MS } from "./host-reboot.ts";
@@ -15,14 +15,6 @@ import { hostReboot, READY_TIMEOUT_MS } from "./host-reboot.ts";
 function fileTimeMs(path: string): number | null {
   try {
     return statSync(path).mtimeMs;
-  } catch {
-    return null;
-  }
-}
-
-function firstLine(path: string): string | null {
-  try {
-    return readFileSync(path, "utf8").split("\n")[0];
   } catch {
     return null;
   }
@@ -50,7 +42,7 @@ async function after(ctx: ScenarioContext): Promise<void> {
   const io = taskPaths(ctx.storage, "long");
   const [endedAt, codeAt] = [fileTimeMs(io.ended), fileTimeMs(io.exit)];
   ctx.fact("long's wait for the answer (ms)", endedAt !== null && codeAt !== null ? Math.round(codeAt - endedAt) : null);
-  ctx.fact("long's unanswered question", firstLine(io.hostUnanswered));
+  ctx.fact("long's unanswered question", readShimLine(io.hostUnanswered));
   ctx.check(
     "long's end was recorded: it ended by SIGTERM (exit code 143)",
     (long?.state === "exited" || long?.state === "killed") && long.exitCode === 143,
